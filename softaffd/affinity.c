@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "affinity.h"
+#include "procfs.h"
+#include "util.h"
+
+aff_write_fn aff_write = write_file;
+bool aff_missing_is_off;
+
+const char *aff_result_name(enum aff_result r)
+{
+	static const char *const names[_AFF_MAX] = {
+		[AFF_WRITTEN] = "written", [AFF_UNCHANGED] = "unchanged",
+		[AFF_EMPTY] = "empty",	   [AFF_RT] = "rt",
+		[AFF_GONE] = "gone",	   [AFF_EPERM] = "eperm",
+		[AFF_EINVAL] = "einval",   [AFF_ERROR] = "error",
+		[AFF_FOREIGN] = "foreign",
+	};
+
+	return r < _AFF_MAX ? names[r] : "?";
+}
+
+enum aff_result aff_classify(int err)
+{
+	switch (err) {
+	case -ESRCH:
+	case -ENOENT:
+		return AFF_GONE;
+	case -EPERM:
+	case -EACCES:
+		return AFF_EPERM;
+	case -EINVAL:
+		return AFF_EINVAL;
+	default:
+		return AFF_ERROR;
+	}
+}
+
+static void soft_path(char *path, size_t size, const char *proc, int pid,
+		      int tid)
+{
+	snprintf(path, size, "%s/%d/task/%d/soft_affinity_list", proc, pid,
+		 tid);
+}
+
+int aff_read_soft(const char *proc, int pid, int tid, struct cpuset *ret)
+{
+	char path[PATH_MAX], buf[CPUSET_LIST_BUFSZ];
+	ssize_t n;
+
+	soft_path(path, sizeof(path), proc, pid, tid);
+	n = read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	return cpuset_parse_list(buf, ret) < 0 ? -EBADMSG : 0;
+}
+
+static enum aff_result write_mask(const char *proc, int pid, int tid,
+				  const struct cpuset *mask, int *ret_err)
+{
+	char path[PATH_MAX], buf[CPUSET_LIST_BUFSZ + 1];
+	int n, r;
+
+	soft_path(path, sizeof(path), proc, pid, tid);
+	n = cpuset_format_list(mask, buf, sizeof(buf) - 1);
+	if (n < 0) {
+		*ret_err = n;
+		return AFF_ERROR;
+	}
+	buf[n++] = '\n';
+	r = aff_write(path, buf, (size_t)n);
+	*ret_err = r;
+	return r < 0 ? aff_classify(r) : AFF_WRITTEN;
+}
+
+/* Read hard and soft masks of one thread; AFF_WRITTEN means "go on". */
+static enum aff_result read_masks(const char *proc, int pid, int tid,
+				  struct cpuset *hard, struct cpuset *soft,
+				  int *ret_err)
+{
+	struct pstat st;
+	int r;
+
+	r = procfs_read_stat(proc, pid, tid, &st);
+	if (r < 0)
+		goto err;
+	if (policy_is_rt(st.policy))
+		return AFF_RT;
+	r = procfs_read_status(proc, pid, tid, hard, NULL);
+	if (r < 0)
+		goto err;
+	r = aff_read_soft(proc, pid, tid, soft);
+	if (r == -ENOENT && aff_missing_is_off) {
+		*soft = *hard;
+		r = 0;
+	}
+	if (r < 0)
+		goto err;
+	return AFF_WRITTEN;
+err:
+	*ret_err = r;
+	return aff_classify(r);
+}
+
+enum aff_result aff_apply_thread(const char *proc, int pid, int tid,
+				 const struct cpuset *target, bool dry_run,
+				 int *ret_err)
+{
+	struct cpuset hard, soft, want;
+	enum aff_result res;
+
+	*ret_err = 0;
+	res = read_masks(proc, pid, tid, &hard, &soft, ret_err);
+	if (res != AFF_WRITTEN)
+		return res;
+	cpuset_and(&want, target, &hard);
+	if (cpuset_empty(&want))
+		return AFF_EMPTY;
+	if (cpuset_equal(&want, &soft))
+		return AFF_UNCHANGED;
+	if (dry_run)
+		return AFF_WRITTEN;
+	return write_mask(proc, pid, tid, &want, ret_err);
+}
+
+enum aff_result aff_restore_thread(const char *proc, int pid, int tid,
+				   const struct cpuset *target, bool dry_run,
+				   int *ret_err)
+{
+	struct cpuset hard, soft, ours;
+	enum aff_result res;
+
+	*ret_err = 0;
+	res = read_masks(proc, pid, tid, &hard, &soft, ret_err);
+	if (res != AFF_WRITTEN)
+		return res;
+	cpuset_and(&ours, target, &hard);
+	if (cpuset_equal(&soft, &hard))
+		return AFF_UNCHANGED;
+	if (!cpuset_equal(&soft, &ours))
+		return AFF_FOREIGN;
+	if (dry_run)
+		return AFF_WRITTEN;
+	return write_mask(proc, pid, tid, &hard, ret_err);
+}
+
+int aff_probe(const char *proc)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/self/soft_affinity", proc);
+	return access(path, F_OK) < 0 ? -errno : 0;
+}

@@ -1,0 +1,713 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * libconfig text -> struct config.  Every check that can fail reports
+ * "file:line: message"; the caller gets either a complete, validated
+ * config or nothing.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libconfig.h>
+
+#include "config.h"
+#include "util.h"
+
+struct ctx {
+	const char *name;
+	const struct topology *topo;
+	char *err;
+	size_t errlen;
+};
+
+static int fail_at(struct ctx *x, const char *file, int line, const char *fmt,
+		   ...) __attribute__((format(printf, 4, 5)));
+
+static int fail_at(struct ctx *x, const char *file, int line, const char *fmt,
+		   ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(x->err, x->errlen, "%s:%d: %s", file ? file : x->name, line,
+		 msg);
+	return -EINVAL;
+}
+
+#define fail(x, s, ...)                                                        \
+	fail_at((x), config_setting_source_file(s),                            \
+		(int)config_setting_source_line(s), __VA_ARGS__)
+
+static bool is_int(const config_setting_t *s)
+{
+	int t = config_setting_type(s);
+
+	return t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64;
+}
+
+static int get_uint(struct ctx *x, const config_setting_t *s, long long lo,
+		    long long hi, unsigned int *ret)
+{
+	long long v;
+
+	if (!is_int(s))
+		return fail(x, s, "'%s' must be an integer",
+			    config_setting_name(s));
+	v = config_setting_get_int64(s);
+	if (v < lo || v > hi)
+		return fail(x, s, "'%s' = %lld is out of range %lld..%lld",
+			    config_setting_name(s), v, lo, hi);
+	*ret = (unsigned int)v;
+	return 0;
+}
+
+static int get_string(struct ctx *x, const config_setting_t *s,
+		      const char **ret)
+{
+	const char *v;
+
+	if (config_setting_type(s) != CONFIG_TYPE_STRING)
+		return fail(x, s, "'%s' must be a string",
+			    config_setting_name(s));
+	v = config_setting_get_string(s);
+	if (strlen(v) > CONFIG_MAX_PATTERN)
+		return fail(x, s, "'%s' is longer than %d bytes",
+			    config_setting_name(s), CONFIG_MAX_PATTERN);
+	*ret = v;
+	return 0;
+}
+
+/* "5:4" -> {5, 4} */
+static int get_ratio(struct ctx *x, const config_setting_t *s,
+		     struct ratio *ret)
+{
+	const char *v;
+	char *end;
+	unsigned long a, p;
+	int r;
+
+	r = get_string(x, s, &v);
+	if (r < 0)
+		return r;
+	errno = 0;
+	a = strtoul(v, &end, 10);
+	if (end == v || *end != ':' || v[0] < '0' || v[0] > '9')
+		goto bad;
+	v = end + 1;
+	if (*v < '0' || *v > '9')
+		goto bad;
+	p = strtoul(v, &end, 10);
+	if (*end || errno)
+		goto bad;
+	if (a < RATIO_MIN || a > RATIO_MAX || p < RATIO_MIN || p > RATIO_MAX)
+		return fail(x, s, "'%s': both sides must be in %d..%d",
+			    config_setting_name(s), RATIO_MIN, RATIO_MAX);
+	if (a < p)
+		return fail(x, s, "'%s': allowed must not be below preferred",
+			    config_setting_name(s));
+	ret->allowed = (unsigned int)a;
+	ret->preferred = (unsigned int)p;
+	return 0;
+bad:
+	return fail(x, s, "'%s' must look like \"ALLOWED:PREFERRED\", e.g. "
+		    "\"100:1\"", config_setting_name(s));
+}
+
+static bool key_in(const char *name, const char *const *keys)
+{
+	for (; *keys; keys++)
+		if (!strcmp(name, *keys))
+			return true;
+	return false;
+}
+
+static int check_keys(struct ctx *x, const config_setting_t *group,
+		      const char *const *keys, const char *where)
+{
+	for (int i = 0; i < config_setting_length(group); i++) {
+		config_setting_t *s = config_setting_get_elem(group, i);
+		const char *n = config_setting_name(s);
+
+		if (n && !key_in(n, keys))
+			return fail(x, s, "unknown key '%s'%s", n, where);
+	}
+	return 0;
+}
+
+static int ratio_cmp(const struct ratio *a, const struct ratio *b)
+{
+	unsigned long long l = (unsigned long long)a->allowed * b->preferred;
+	unsigned long long r = (unsigned long long)b->allowed * a->preferred;
+
+	return (l > r) - (l < r);
+}
+
+static int parse_ratio_group(struct ctx *x, const config_setting_t *g,
+			     struct config *c)
+{
+	static const char *const fixed_keys[] = { "mode", "allowed",
+						  "preferred", NULL };
+	static const char *const adaptive_keys[] = {
+		"mode", "softest", "hardest", "saturated", "idle", "hold",
+		"min_change_ms", NULL
+	};
+	static const char *const off_keys[] = { "mode", NULL };
+	config_setting_t *s;
+	const char *mode = "adaptive";
+	int r;
+
+	if (config_setting_type(g) != CONFIG_TYPE_GROUP)
+		return fail(x, g, "'ratio' must be a group { ... }");
+	s = config_setting_get_member(g, "mode");
+	if (s) {
+		r = get_string(x, s, &mode);
+		if (r < 0)
+			return r;
+	}
+	if (!strcmp(mode, "fixed")) {
+		c->mode = RATIO_FIXED;
+		r = check_keys(x, g, fixed_keys, " in fixed ratio");
+		if (r < 0)
+			return r;
+		s = config_setting_get_member(g, "allowed");
+		if (s && (r = get_uint(x, s, RATIO_MIN, RATIO_MAX,
+				       &c->fixed.allowed)) < 0)
+			return r;
+		s = config_setting_get_member(g, "preferred");
+		if (s && (r = get_uint(x, s, RATIO_MIN, RATIO_MAX,
+				       &c->fixed.preferred)) < 0)
+			return r;
+		if (c->fixed.allowed < c->fixed.preferred)
+			return fail(x, g, "allowed (%u) must not be below "
+				    "preferred (%u)", c->fixed.allowed,
+				    c->fixed.preferred);
+		return 0;
+	}
+	if (!strcmp(mode, "off")) {
+		c->mode = RATIO_OFF;
+		return check_keys(x, g, off_keys, " in ratio with mode off");
+	}
+	if (strcmp(mode, "adaptive"))
+		return fail(x, s, "'mode' must be \"adaptive\", \"fixed\" or "
+			    "\"off\"");
+	c->mode = RATIO_ADAPTIVE;
+	r = check_keys(x, g, adaptive_keys, " in adaptive ratio");
+	if (r < 0)
+		return r;
+	if ((s = config_setting_get_member(g, "softest")) &&
+	    (r = get_ratio(x, s, &c->softest)) < 0)
+		return r;
+	if ((s = config_setting_get_member(g, "hardest")) &&
+	    (r = get_ratio(x, s, &c->hardest)) < 0)
+		return r;
+	if (ratio_cmp(&c->softest, &c->hardest) > 0)
+		return fail(x, g, "softest ratio %u:%u is harder than hardest "
+			    "%u:%u", c->softest.allowed, c->softest.preferred,
+			    c->hardest.allowed, c->hardest.preferred);
+	if ((s = config_setting_get_member(g, "saturated")) &&
+	    (r = get_uint(x, s, 1, 100, &c->saturated_pct)) < 0)
+		return r;
+	if ((s = config_setting_get_member(g, "idle")) &&
+	    (r = get_uint(x, s, 0, 99, &c->idle_pct)) < 0)
+		return r;
+	if (c->idle_pct >= c->saturated_pct)
+		return fail(x, g, "'idle' (%u) must be below 'saturated' (%u)",
+			    c->idle_pct, c->saturated_pct);
+	if ((s = config_setting_get_member(g, "hold")) &&
+	    (r = get_uint(x, s, 1, 1000, &c->hold)) < 0)
+		return r;
+	if ((s = config_setting_get_member(g, "min_change_ms")) &&
+	    (r = get_uint(x, s, 0, 3600000, &c->min_change_ms)) < 0)
+		return r;
+	return 0;
+}
+
+static int parse_pattern(struct ctx *x, const config_setting_t *s,
+			 char **ret)
+{
+	const char *v;
+	int r;
+
+	r = get_string(x, s, &v);
+	if (r < 0)
+		return r;
+	if (!*v)
+		return fail(x, s, "'%s' must not be empty",
+			    config_setting_name(s));
+	*ret = strdup(v);
+	return *ret ? 0 : -ENOMEM;
+}
+
+static int parse_user(struct ctx *x, const config_setting_t *s,
+		      struct rule *rule)
+{
+	char buf[32];
+	const char *v;
+	uint64_t id;
+	int r;
+
+	if (is_int(s)) {
+		long long n = config_setting_get_int64(s);
+
+		if (n < 0 || n >= (long long)UINT32_MAX)
+			return fail(x, s, "'user' = %lld is not a valid uid",
+				    n);
+		rule->uid = (uid_t)n;
+		snprintf(buf, sizeof(buf), "%lld", n);
+		v = buf;
+	} else if (config_setting_type(s) == CONFIG_TYPE_STRING) {
+		r = get_string(x, s, &v);
+		if (r < 0)
+			return r;
+		if (parse_u64(v, &id) == 0 && id < UINT32_MAX) {
+			rule->uid = (uid_t)id;
+		} else {
+			/*
+			 * Resolve now, once: the running daemon then never
+			 * calls into NSS, and a typo is a config error.
+			 */
+			struct passwd pw, *res = NULL;
+			char pwbuf[4096];
+
+			if (getpwnam_r(v, &pw, pwbuf, sizeof(pwbuf), &res) ||
+			    !res)
+				return fail(x, s, "unknown user '%s'", v);
+			rule->uid = pw.pw_uid;
+		}
+	} else {
+		return fail(x, s, "'user' must be a user name or a uid");
+	}
+	rule->has_uid = true;
+	rule->user = strdup(v);
+	return rule->user ? 0 : -ENOMEM;
+}
+
+static int parse_nodes(struct ctx *x, const config_setting_t *s,
+		       struct rule *rule)
+{
+	int t = config_setting_type(s);
+	int n = config_setting_length(s);
+
+	if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
+		return fail(x, s, "'nodes' must be an array like [0, 1]");
+	if (n == 0)
+		return fail(x, s, "empty target: 'nodes' lists no node");
+	if (n > CONFIG_MAX_NODES_PER_RULE)
+		return fail(x, s, "'nodes' lists more than %d nodes",
+			    CONFIG_MAX_NODES_PER_RULE);
+	cpuset_zero(&rule->cpus);
+	for (int i = 0; i < n; i++) {
+		config_setting_t *e = config_setting_get_elem(s, i);
+		long long id;
+		int idx;
+
+		if (!is_int(e))
+			return fail(x, e, "'nodes' must contain integers");
+		id = config_setting_get_int64(e);
+		idx = id < 0 || id >= CPUSET_MAX ? -1 :
+			topology_node_index(x->topo, (int)id);
+		if (idx < 0)
+			return fail(x, e, "node %lld does not exist", id);
+		for (unsigned int j = 0; j < rule->nnodes; j++)
+			if (rule->nodes[j] == id)
+				return fail(x, e, "node %lld listed twice",
+					    id);
+		rule->nodes[rule->nnodes++] = (int)id;
+		cpuset_or(&rule->cpus, &rule->cpus, &x->topo->node_cpus[idx]);
+	}
+	if (cpuset_empty(&rule->cpus))
+		return fail(x, s, "empty target: the nodes have no CPUs");
+	return 0;
+}
+
+static int parse_cpus(struct ctx *x, const config_setting_t *s,
+		      struct rule *rule)
+{
+	const char *v;
+	int r;
+
+	r = get_string(x, s, &v);
+	if (r < 0)
+		return r;
+	r = cpuset_parse_list(v, &rule->cpus);
+	if (r == -ERANGE)
+		return fail(x, s, "'cpus' = \"%s\": CPU number above %d", v,
+			    CPUSET_MAX - 1);
+	if (r < 0)
+		return fail(x, s, "'cpus' = \"%s\" is not a CPU list like "
+			    "\"0-3,8\"", v);
+	if (cpuset_empty(&rule->cpus))
+		return fail(x, s, "empty target: 'cpus' is empty");
+	if (!cpuset_empty(&x->topo->all) &&
+	    !cpuset_intersects(&rule->cpus, &x->topo->all))
+		return fail(x, s, "empty target: none of CPUs \"%s\" exists",
+			    v);
+	rule->cpus_text = strdup(v);
+	return rule->cpus_text ? 0 : -ENOMEM;
+}
+
+static int parse_rule(struct ctx *x, const config_setting_t *g,
+		      unsigned int index, struct rule *rule)
+{
+	static const char *const keys[] = { "name",   "comm",	 "exe",
+					    "cmdline", "user",	 "cgroup",
+					    "nodes",  "cpus",	 "threads",
+					    NULL };
+	config_setting_t *s, *nodes, *cpus;
+	char buf[32];
+	int r;
+
+	rule->line = (int)config_setting_source_line(g);
+	if (config_setting_type(g) != CONFIG_TYPE_GROUP)
+		return fail(x, g, "each rule must be a group { ... }");
+	r = check_keys(x, g, keys, " in rule");
+	if (r < 0)
+		return r;
+
+	if ((s = config_setting_get_member(g, "name"))) {
+		r = parse_pattern(x, s, &rule->name);
+		if (r < 0)
+			return r;
+	} else {
+		snprintf(buf, sizeof(buf), "rule-%u", index + 1);
+		rule->name = strdup(buf);
+		if (!rule->name)
+			return -ENOMEM;
+	}
+	if ((s = config_setting_get_member(g, "comm"))) {
+		r = parse_pattern(x, s, &rule->comm);
+		if (r < 0)
+			return r;
+		rule->needs |= NEED_COMM;
+	}
+	if ((s = config_setting_get_member(g, "exe"))) {
+		r = parse_pattern(x, s, &rule->exe);
+		if (r < 0)
+			return r;
+		rule->needs |= NEED_EXE;
+	}
+	if ((s = config_setting_get_member(g, "cmdline"))) {
+		char msg[128];
+
+		r = parse_pattern(x, s, &rule->cmdline);
+		if (r < 0)
+			return r;
+		r = regcomp(&rule->cmdline_re, rule->cmdline,
+			    REG_EXTENDED | REG_NOSUB);
+		if (r) {
+			regerror(r, &rule->cmdline_re, msg, sizeof(msg));
+			return fail(x, s, "bad regex in 'cmdline': %s", msg);
+		}
+		rule->has_re = true;
+		rule->needs |= NEED_CMDLINE;
+	}
+	if ((s = config_setting_get_member(g, "user"))) {
+		r = parse_user(x, s, rule);
+		if (r < 0)
+			return r;
+		rule->needs |= NEED_UID;
+	}
+	if ((s = config_setting_get_member(g, "cgroup"))) {
+		r = parse_pattern(x, s, &rule->cgroup);
+		if (r < 0)
+			return r;
+		if (rule->cgroup[0] != '/')
+			return fail(x, s, "'cgroup' must be an absolute path "
+				    "like \"/system.slice\"");
+		rule->needs |= NEED_CGROUP;
+	}
+	if (!rule->needs)
+		return fail(x, g, "rule '%s' has no match key (comm, exe, "
+			    "cmdline, user or cgroup)", rule->name);
+
+	nodes = config_setting_get_member(g, "nodes");
+	cpus = config_setting_get_member(g, "cpus");
+	if (nodes && cpus)
+		return fail(x, cpus, "rule '%s' has both 'nodes' and 'cpus'",
+			    rule->name);
+	if (!nodes && !cpus)
+		return fail(x, g, "empty target: rule '%s' has neither "
+			    "'nodes' nor 'cpus'", rule->name);
+	r = nodes ? parse_nodes(x, nodes, rule) : parse_cpus(x, cpus, rule);
+	if (r < 0)
+		return r;
+	topology_nodes_of(x->topo, &rule->cpus, &rule->node_idx);
+
+	rule->threads = THREADS_ALL;
+	if ((s = config_setting_get_member(g, "threads"))) {
+		const char *v;
+
+		r = get_string(x, s, &v);
+		if (r < 0)
+			return r;
+		if (!strcmp(v, "main"))
+			rule->threads = THREADS_MAIN;
+		else if (strcmp(v, "all"))
+			return fail(x, s, "'threads' must be \"all\" or "
+				    "\"main\"");
+	}
+	return 0;
+}
+
+static int parse_root(struct ctx *x, config_t *cf, struct config *c)
+{
+	static const char *const keys[] = { "interval_ms", "rescan_ms",
+					    "restore_on_exit", "ratio",
+					    "rules", NULL };
+	config_setting_t *root = config_root_setting(cf), *s;
+	int r;
+
+	r = check_keys(x, root, keys, "");
+	if (r < 0)
+		return r;
+	if ((s = config_setting_get_member(root, "interval_ms")) &&
+	    (r = get_uint(x, s, 100, 60000, &c->interval_ms)) < 0)
+		return r;
+	if ((s = config_setting_get_member(root, "rescan_ms")) &&
+	    (r = get_uint(x, s, 500, 3600000, &c->rescan_ms)) < 0)
+		return r;
+	if ((s = config_setting_get_member(root, "restore_on_exit"))) {
+		if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+			return fail(x, s, "'restore_on_exit' must be true or "
+				    "false");
+		c->restore_on_exit = config_setting_get_bool(s);
+	}
+	if ((s = config_setting_get_member(root, "ratio")) &&
+	    (r = parse_ratio_group(x, s, c)) < 0)
+		return r;
+
+	s = config_setting_get_member(root, "rules");
+	if (!s)
+		return 0;
+	if (config_setting_type(s) != CONFIG_TYPE_LIST)
+		return fail(x, s, "'rules' must be a list ( { ... }, ... )");
+	unsigned int n = (unsigned int)config_setting_length(s);
+	if (n > CONFIG_MAX_RULES)
+		return fail(x, config_setting_get_elem(s, CONFIG_MAX_RULES),
+			    "too many rules (at most %d)", CONFIG_MAX_RULES);
+	c->rules = calloc(n ? n : 1, sizeof(*c->rules));
+	if (!c->rules)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < n; i++) {
+		config_setting_t *g = config_setting_get_elem(s, i);
+
+		c->nrules = i + 1;
+		r = parse_rule(x, g, i, &c->rules[i]);
+		if (r < 0)
+			return r;
+		for (unsigned int j = 0; j < i; j++)
+			if (!strcmp(c->rules[j].name, c->rules[i].name))
+				return fail(x, g, "duplicate rule name '%s' "
+					    "(first at line %d)",
+					    c->rules[i].name,
+					    c->rules[j].line);
+		c->needs |= c->rules[i].needs;
+	}
+	return 0;
+}
+
+static void config_defaults(struct config *c)
+{
+	c->interval_ms = 1000;
+	c->rescan_ms = 10000;
+	c->restore_on_exit = true;
+	c->mode = RATIO_ADAPTIVE;
+	/* The kernel default, and what the RFC measured as "hard". */
+	c->fixed = (struct ratio){ 100, 1 };
+	c->hardest = (struct ratio){ 100, 1 };
+	/* The RFC's "softer" setting that fixed single-instance hackbench. */
+	c->softest = (struct ratio){ 5, 4 };
+	c->saturated_pct = 85;
+	c->idle_pct = 50;
+	c->hold = 3;
+	c->min_change_ms = 5000;
+}
+
+static int load_common(config_t *cf, int rd, const char *name,
+		       const struct topology *topo, struct config **ret,
+		       char *err, size_t errlen)
+{
+	struct ctx x = { name, topo, err, errlen };
+	struct config *c;
+	int r;
+
+	if (!rd) {
+		if (config_error_type(cf) == CONFIG_ERR_FILE_IO) {
+			snprintf(err, errlen, "%s: cannot read file", name);
+			config_destroy(cf);
+			return -ENOENT;
+		}
+		r = fail_at(&x, config_error_file(cf),
+			    config_error_line(cf), "%s",
+			    config_error_text(cf));
+		config_destroy(cf);
+		return r;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		config_destroy(cf);
+		return -ENOMEM;
+	}
+	config_defaults(c);
+	c->path = strdup(name);
+	r = c->path ? parse_root(&x, cf, c) : -ENOMEM;
+	config_destroy(cf);
+	if (r == -ENOMEM)
+		snprintf(err, errlen, "%s: out of memory", name);
+	if (r < 0) {
+		config_free(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
+}
+
+int config_load(const char *path, const struct topology *topo,
+		struct config **ret, char *err, size_t errlen)
+{
+	config_t cf;
+
+	config_init(&cf);
+	return load_common(&cf, config_read_file(&cf, path), path, topo, ret,
+			   err, errlen);
+}
+
+int config_load_string(const char *text, const char *name,
+		       const struct topology *topo, struct config **ret,
+		       char *err, size_t errlen)
+{
+	config_t cf;
+
+	if (strstr(text, "@include")) {
+		snprintf(err, errlen, "%s:0: @include not allowed here", name);
+		return -EINVAL;
+	}
+	config_init(&cf);
+	return load_common(&cf, config_read_string(&cf, text), name, topo,
+			   ret, err, errlen);
+}
+
+void config_free(struct config *c)
+{
+	if (!c)
+		return;
+	for (unsigned int i = 0; i < c->nrules; i++) {
+		struct rule *r = &c->rules[i];
+
+		free(r->name);
+		free(r->comm);
+		free(r->exe);
+		free(r->cmdline);
+		if (r->has_re)
+			regfree(&r->cmdline_re);
+		free(r->user);
+		free(r->cgroup);
+		free(r->cpus_text);
+	}
+	free(c->rules);
+	free(c->path);
+	free(c);
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+bool rule_equal(const struct rule *a, const struct rule *b)
+{
+	return str_eq(a->name, b->name) && str_eq(a->comm, b->comm) &&
+	       str_eq(a->exe, b->exe) && str_eq(a->cmdline, b->cmdline) &&
+	       a->has_uid == b->has_uid && (!a->has_uid || a->uid == b->uid) &&
+	       str_eq(a->cgroup, b->cgroup) && cpuset_equal(&a->cpus, &b->cpus) &&
+	       a->threads == b->threads;
+}
+
+const char *ratio_mode_name(enum ratio_mode m)
+{
+	switch (m) {
+	case RATIO_OFF:
+		return "off";
+	case RATIO_FIXED:
+		return "fixed";
+	default:
+		return "adaptive";
+	}
+}
+
+/* Print a string as a libconfig literal. */
+static void dump_str(FILE *f, const char *key, const char *v)
+{
+	fprintf(f, "\t\t%s = \"", key);
+	for (; *v; v++) {
+		if (*v == '"' || *v == '\\')
+			fprintf(f, "\\%c", *v);
+		else if ((unsigned char)*v < 0x20)
+			fprintf(f, "\\x%02x", (unsigned char)*v);
+		else
+			fputc(*v, f);
+	}
+	fprintf(f, "\";\n");
+}
+
+void config_dump(const struct config *c, FILE *f)
+{
+	char cpus[CPUSET_LIST_BUFSZ];
+
+	fprintf(f, "interval_ms = %u;\n", c->interval_ms);
+	fprintf(f, "rescan_ms = %u;\n", c->rescan_ms);
+	fprintf(f, "restore_on_exit = %s;\n",
+		c->restore_on_exit ? "true" : "false");
+	fprintf(f, "ratio = {\n\tmode = \"%s\";\n", ratio_mode_name(c->mode));
+	if (c->mode == RATIO_FIXED) {
+		fprintf(f, "\tallowed = %u;\n\tpreferred = %u;\n",
+			c->fixed.allowed, c->fixed.preferred);
+	} else if (c->mode == RATIO_ADAPTIVE) {
+		fprintf(f, "\tsoftest = \"%u:%u\";\n", c->softest.allowed,
+			c->softest.preferred);
+		fprintf(f, "\thardest = \"%u:%u\";\n", c->hardest.allowed,
+			c->hardest.preferred);
+		fprintf(f, "\tsaturated = %u;\n\tidle = %u;\n", c->saturated_pct,
+			c->idle_pct);
+		fprintf(f, "\thold = %u;\n\tmin_change_ms = %u;\n", c->hold,
+			c->min_change_ms);
+	}
+	fprintf(f, "};\n");
+	fprintf(f, "rules = (");
+	for (unsigned int i = 0; i < c->nrules; i++) {
+		const struct rule *r = &c->rules[i];
+
+		fprintf(f, "%s\n\t{\n", i ? "," : "");
+		dump_str(f, "name", r->name);
+		if (r->comm)
+			dump_str(f, "comm", r->comm);
+		if (r->exe)
+			dump_str(f, "exe", r->exe);
+		if (r->cmdline)
+			dump_str(f, "cmdline", r->cmdline);
+		if (r->has_uid)
+			fprintf(f, "\t\tuser = %u; # %s\n", (unsigned int)r->uid,
+				r->user);
+		if (r->cgroup)
+			dump_str(f, "cgroup", r->cgroup);
+		cpuset_format_list(&r->cpus, cpus, sizeof(cpus));
+		if (r->cpus_text) {
+			fprintf(f, "\t\tcpus = \"%s\";\n", cpus);
+		} else {
+			fprintf(f, "\t\tnodes = [");
+			for (unsigned int j = 0; j < r->nnodes; j++)
+				fprintf(f, "%s%d", j ? ", " : " ", r->nodes[j]);
+			fprintf(f, " ]; # cpus %s\n", cpus);
+		}
+		fprintf(f, "\t\tthreads = \"%s\";\n",
+			r->threads == THREADS_ALL ? "all" : "main");
+		fprintf(f, "\t}");
+	}
+	fprintf(f, "%s);\n", c->nrules ? "\n" : "");
+}

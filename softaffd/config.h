@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef SOFTAFF_CONFIG_H
+#define SOFTAFF_CONFIG_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "cpuset.h"
+#include "topology.h"
+
+#define CONFIG_MAX_RULES 256
+#define CONFIG_MAX_PATTERN 256	/* bytes in comm/exe/cmdline/cgroup/name */
+#define CONFIG_MAX_NODES_PER_RULE 64
+#define RATIO_MIN 1		/* kernel range of sched_allowed/preferred */
+#define RATIO_MAX 10000
+
+/* Which process attributes a rule (or the whole config) needs to read. */
+enum {
+	NEED_COMM = 1 << 0,
+	NEED_EXE = 1 << 1,
+	NEED_CMDLINE = 1 << 2,
+	NEED_UID = 1 << 3,
+	NEED_CGROUP = 1 << 4,
+};
+
+enum threads_mode { THREADS_ALL, THREADS_MAIN };
+
+struct rule {
+	char *name;
+	int line;
+	char *comm;	/* fnmatch pattern against comm (exact if no wildcard) */
+	char *exe;	/* fnmatch pattern against /proc/PID/exe */
+	char *cmdline;	/* ERE source against NUL->space cmdline */
+	regex_t cmdline_re;
+	bool has_re;
+	bool has_uid;
+	uid_t uid;
+	char *user;	/* as written, for the dump */
+	char *cgroup;	/* cgroup v2 path prefix, component-wise */
+	int nodes[CONFIG_MAX_NODES_PER_RULE];
+	unsigned int nnodes;
+	char *cpus_text; /* as written when cpus= was used */
+	struct cpuset cpus;	/* resolved target */
+	struct cpuset node_idx; /* topology indexes the target touches */
+	enum threads_mode threads;
+	unsigned int needs;
+};
+
+enum ratio_mode { RATIO_OFF, RATIO_FIXED, RATIO_ADAPTIVE };
+
+struct ratio {
+	unsigned int allowed, preferred;
+};
+
+struct config {
+	char *path;
+	unsigned int interval_ms;
+	unsigned int rescan_ms;
+	bool restore_on_exit;
+	enum ratio_mode mode;
+	struct ratio fixed;
+	struct ratio softest, hardest;
+	unsigned int saturated_pct, idle_pct, hold;
+	unsigned int min_change_ms;
+	struct rule *rules;
+	unsigned int nrules;
+	unsigned int needs;
+};
+
+/*
+ * Load and validate path.  On error returns -EINVAL (or -errno) and puts
+ * "file:line: message" into err.  Nothing is partially returned.
+ */
+int config_load(const char *path, const struct topology *topo,
+		struct config **ret, char *err, size_t errlen);
+/* Same from memory (fuzzing); name is used in messages, @include refused. */
+int config_load_string(const char *text, const char *name,
+		       const struct topology *topo, struct config **ret,
+		       char *err, size_t errlen);
+void config_free(struct config *c);
+void config_dump(const struct config *c, FILE *f);
+/* True if both rules select the same processes and target the same CPUs. */
+bool rule_equal(const struct rule *a, const struct rule *b);
+const char *ratio_mode_name(enum ratio_mode m);
+
+#endif

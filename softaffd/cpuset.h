@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef SOFTAFF_CPUSET_H
+#define SOFTAFF_CPUSET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * 1024 bits covers every machine the daemon is likely to meet; a mask with
+ * a set bit beyond that is rejected with -ERANGE rather than truncated, so
+ * we never write a narrower mask than the kernel reported.  The same type
+ * doubles as a set of node indexes.
+ */
+#define CPUSET_MAX 1024
+#define CPUSET_WORDS (CPUSET_MAX / 64)
+
+struct cpuset {
+	uint64_t w[CPUSET_WORDS];
+};
+
+static inline void cpuset_zero(struct cpuset *s)
+{
+	for (int i = 0; i < CPUSET_WORDS; i++)
+		s->w[i] = 0;
+}
+
+static inline void cpuset_set(struct cpuset *s, unsigned int cpu)
+{
+	if (cpu < CPUSET_MAX)
+		s->w[cpu / 64] |= (uint64_t)1 << (cpu % 64);
+}
+
+static inline bool cpuset_test(const struct cpuset *s, unsigned int cpu)
+{
+	return cpu < CPUSET_MAX && (s->w[cpu / 64] >> (cpu % 64)) & 1;
+}
+
+bool cpuset_empty(const struct cpuset *s);
+bool cpuset_equal(const struct cpuset *a, const struct cpuset *b);
+bool cpuset_intersects(const struct cpuset *a, const struct cpuset *b);
+unsigned int cpuset_count(const struct cpuset *s);
+void cpuset_and(struct cpuset *ret, const struct cpuset *a,
+		const struct cpuset *b);
+void cpuset_or(struct cpuset *ret, const struct cpuset *a,
+	       const struct cpuset *b);
+/* next set bit >= from, or -1 */
+int cpuset_next(const struct cpuset *s, int from);
+
+#define for_each_cpu(c, s)                                                     \
+	for ((c) = cpuset_next((s), 0); (c) >= 0; (c) = cpuset_next((s), (c) + 1))
+
+/* "0-3,8\n" -> set; empty string is the empty set. 0 or -EINVAL/-ERANGE. */
+int cpuset_parse_list(const char *str, struct cpuset *ret);
+/* "00000000,0000000f\n" -> set. 0 or -EINVAL/-ERANGE. */
+int cpuset_parse_mask(const char *str, struct cpuset *ret);
+/* Both return the length written, or -ENOSPC when buf is too small. */
+int cpuset_format_list(const struct cpuset *s, char *buf, size_t size);
+int cpuset_format_mask(const struct cpuset *s, char *buf, size_t size);
+
+/* Longest list/mask text the formatters can produce, plus NUL. */
+#define CPUSET_LIST_BUFSZ (CPUSET_MAX * 5 + 1)
+
+#endif

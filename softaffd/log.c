@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "log.h"
+
+static int log_max = LOG_INFO;
+static int log_journal;
+
+void log_init(int max_prio)
+{
+	log_max = max_prio;
+	log_journal = getenv("JOURNAL_STREAM") != NULL;
+}
+
+void log_set_journal(int on)
+{
+	log_journal = on;
+}
+
+static const char *const plain_prefix[] = {
+	[LOG_EMERG] = "emergency: ", [LOG_ALERT] = "alert: ",
+	[LOG_CRIT] = "critical: ",   [LOG_ERR] = "error: ",
+	[LOG_WARNING] = "warning: ", [LOG_NOTICE] = "",
+	[LOG_INFO] = "",	     [LOG_DEBUG] = "debug: ",
+};
+
+/* sd-daemon.h spells these as SD_ERR etc.; index by syslog priority. */
+static const char *const journal_prefix[] = {
+	[LOG_EMERG] = SD_EMERG,	    [LOG_ALERT] = SD_ALERT,
+	[LOG_CRIT] = SD_CRIT,	    [LOG_ERR] = SD_ERR,
+	[LOG_WARNING] = SD_WARNING, [LOG_NOTICE] = SD_NOTICE,
+	[LOG_INFO] = SD_INFO,	    [LOG_DEBUG] = SD_DEBUG,
+};
+
+void log_msg(int prio, const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+
+	if (prio > log_max)
+		return;
+	if (prio < LOG_EMERG || prio > LOG_DEBUG)
+		prio = LOG_ERR;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (log_journal)
+		fprintf(stderr, "%s%s\n", journal_prefix[prio], line);
+	else
+		fprintf(stderr, "softaffd: %s%s\n", plain_prefix[prio], line);
+}

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The netlink proc connector: the kernel multicasts a message for every
+ * fork, exec, comm change, uid change and exit.  Listening needs
+ * CAP_NET_ADMIN and CONFIG_PROC_EVENTS; without either the daemon falls
+ * back to periodic scans.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+
+#include "procconn.h"
+
+static int send_op(int fd, enum proc_cn_mcast_op op)
+{
+	struct {
+		struct nlmsghdr nl;
+		struct cn_msg cn;
+		enum proc_cn_mcast_op op;
+	} __attribute__((packed)) msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.nl.nlmsg_len = sizeof(msg);
+	msg.nl.nlmsg_type = NLMSG_DONE;
+	msg.nl.nlmsg_pid = (uint32_t)getpid();
+	msg.cn.id.idx = CN_IDX_PROC;
+	msg.cn.id.val = CN_VAL_PROC;
+	msg.cn.len = sizeof(op);
+	msg.op = op;
+	if (send(fd, &msg, sizeof(msg), 0) < 0)
+		return -errno;
+	return 0;
+}
+
+int procconn_open(void)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	/* Fork storms burst hundreds of events; 4 MiB rides them out. */
+	int fd, r, rcvbuf = 4 << 20;
+
+	fd = socket(PF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    NETLINK_CONNECTOR);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
+		       sizeof(rcvbuf)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	sa.nl_groups = CN_IDX_PROC;
+	sa.nl_pid = 0; /* let the kernel pick a port id */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	r = send_op(fd, PROC_CN_MCAST_LISTEN);
+	if (r < 0)
+		goto fail;
+	return fd;
+fail:
+	close(fd);
+	return r;
+}
+
+void procconn_close(int fd)
+{
+	if (fd < 0)
+		return;
+	send_op(fd, PROC_CN_MCAST_IGNORE);
+	close(fd);
+}
+
+static void decode(const struct proc_event *ev, size_t len,
+		   void (*cb)(const struct pc_event *, void *), void *ud,
+		   int *count)
+{
+	struct pc_event e = { PC_NONE, 0, 0, 0 };
+	size_t need = offsetof(struct proc_event, event_data);
+
+	if (len < need)
+		return;
+	switch (ev->what) {
+	case PROC_EVENT_FORK:
+		need += sizeof(ev->event_data.fork);
+		if (len < need)
+			return;
+		e.kind = PC_FORK;
+		e.pid = ev->event_data.fork.child_pid;
+		e.tgid = ev->event_data.fork.child_tgid;
+		e.parent_tgid = ev->event_data.fork.parent_tgid;
+		break;
+	case PROC_EVENT_EXEC:
+		need += sizeof(ev->event_data.exec);
+		if (len < need)
+			return;
+		e.kind = PC_EXEC;
+		e.pid = ev->event_data.exec.process_pid;
+		e.tgid = ev->event_data.exec.process_tgid;
+		break;
+	case PROC_EVENT_COMM:
+		need += sizeof(ev->event_data.comm);
+		if (len < need)
+			return;
+		e.kind = PC_COMM;
+		e.pid = ev->event_data.comm.process_pid;
+		e.tgid = ev->event_data.comm.process_tgid;
+		break;
+	case PROC_EVENT_UID:
+		need += sizeof(ev->event_data.id);
+		if (len < need)
+			return;
+		e.kind = PC_UID;
+		e.pid = ev->event_data.id.process_pid;
+		e.tgid = ev->event_data.id.process_tgid;
+		break;
+	case PROC_EVENT_EXIT:
+		need += sizeof(ev->event_data.exit);
+		if (len < need)
+			return;
+		e.kind = PC_EXIT;
+		e.pid = ev->event_data.exit.process_pid;
+		e.tgid = ev->event_data.exit.process_tgid;
+		break;
+	default:
+		return;
+	}
+	if (e.pid <= 0 || e.tgid <= 0)
+		return;
+	cb(&e, ud);
+	(*count)++;
+}
+
+int procconn_parse(const void *buf, size_t len,
+		   void (*cb)(const struct pc_event *, void *), void *ud)
+{
+	const struct nlmsghdr *nl = buf;
+	size_t left = len;
+	int count = 0;
+
+	/* NLMSG_OK checks the header fits and nlmsg_len is sane. */
+	for (; NLMSG_OK(nl, left); nl = NLMSG_NEXT(nl, left)) {
+		const struct cn_msg *cn;
+		size_t plen;
+
+		if (nl->nlmsg_type == NLMSG_ERROR ||
+		    nl->nlmsg_type == NLMSG_NOOP)
+			continue;
+		plen = nl->nlmsg_len - NLMSG_HDRLEN;
+		if (plen < sizeof(*cn))
+			continue;
+		cn = NLMSG_DATA(nl);
+		if (cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC)
+			continue;
+		if (cn->len > plen - sizeof(*cn))
+			continue;
+		decode((const struct proc_event *)cn->data, cn->len, cb, ud,
+		       &count);
+	}
+	return count;
+}
+
+int procconn_read(int fd, void (*cb)(const struct pc_event *, void *),
+		  void *ud)
+{
+	/* Aligned for struct nlmsghdr and friends. */
+	uint64_t buf[1024];
+	struct sockaddr_nl from;
+	socklen_t flen = sizeof(from);
+	ssize_t n;
+
+	n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from,
+		     &flen);
+	if (n < 0)
+		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	/* Only the kernel (port 0) speaks for the proc connector. */
+	if (flen != sizeof(from) || from.nl_pid != 0)
+		return 0;
+	return procconn_parse(buf, (size_t)n, cb, ud);
+}

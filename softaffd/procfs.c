@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procfs.h"
+#include "util.h"
+
+/*
+ * /proc/PID/stat:
+ *   1234 (my (odd) name) S 1 1234 1234 0 -1 4194560 ... 8342 ... 0 0 ...
+ *   pid  comm            st ppid        ...  flags(9)  starttime(22) policy(41)
+ *
+ * comm may hold spaces, parentheses and even newlines, so it runs from
+ * the first '(' to the *last* ')'; everything after is space separated.
+ */
+int procfs_parse_stat(const char *buf, struct pstat *ret)
+{
+	const char *open, *close, *p;
+	struct pstat s = { 0 };
+	unsigned long long v;
+	size_t n;
+	char *end;
+	int field;
+
+	open = strchr(buf, '(');
+	close = strrchr(buf, ')');
+	if (!open || !close || close < open)
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (end == buf || errno || v == 0 || v > INT32_MAX || *end != ' ' ||
+	    end + 1 != open)
+		return -EINVAL;
+	s.pid = (int)v;
+	n = (size_t)(close - open - 1);
+	if (n >= sizeof(s.comm))
+		n = sizeof(s.comm) - 1;
+	memcpy(s.comm, open + 1, n);
+	s.comm[n] = '\0';
+
+	p = close + 1;
+	if (*p != ' ' || !p[1])
+		return -EINVAL;
+	p++;
+	s.state = *p;
+	p++;
+	for (field = 4; *p; field++) {
+		if (*p != ' ')
+			return -EINVAL;
+		p++;
+		if (*p == '-')	/* tty_pgrp and the like can be -1 */
+			p++;
+		errno = 0;
+		v = strtoull(p, &end, 10);
+		if (end == p || errno)
+			return -EINVAL;
+		p = end;
+		switch (field) {
+		case 4:
+			s.ppid = (int)v;
+			break;
+		case 9:
+			s.flags = (unsigned long)v;
+			break;
+		case 22:
+			s.starttime = v;
+			break;
+		case 41:
+			s.policy = (unsigned int)v;
+			break;
+		}
+		if (*p == '\n')
+			break;
+	}
+	/* starttime is what tells a reused pid apart: require it. */
+	if (field < 22)
+		return -EINVAL;
+	*ret = s;
+	return 0;
+}
+
+/* Value of "Key:\t..." at the start of a line, or NULL. */
+static const char *status_field(const char *buf, const char *key)
+{
+	size_t n = strlen(key);
+	const char *p = buf;
+
+	while (p && *p) {
+		if (!strncmp(p, key, n) && p[n] == ':') {
+			p += n + 1;
+			while (*p == '\t' || *p == ' ')
+				p++;
+			return p;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return NULL;
+}
+
+/*
+ * .../status (excerpt):
+ *   Uid:	1000	1000	1000	1000
+ *   Cpus_allowed:	f
+ *   Cpus_allowed_list:	0-3
+ */
+int procfs_parse_status(const char *buf, struct cpuset *ret_hard,
+			uid_t *ret_uid)
+{
+	char line[CPUSET_LIST_BUFSZ];
+	const char *v;
+	size_t n;
+
+	if (ret_hard) {
+		v = status_field(buf, "Cpus_allowed_list");
+		if (!v)
+			return -EINVAL;
+		n = strcspn(v, "\n");
+		if (n >= sizeof(line))
+			return -EINVAL;
+		memcpy(line, v, n);
+		line[n] = '\0';
+		if (cpuset_parse_list(line, ret_hard) < 0)
+			return -EINVAL;
+	}
+	if (ret_uid) {
+		unsigned long long u;
+		char *end;
+
+		v = status_field(buf, "Uid");
+		if (!v || *v < '0' || *v > '9')
+			return -EINVAL;
+		errno = 0;
+		u = strtoull(v, &end, 10);
+		if (errno || u >= UINT32_MAX || (*end != '\t' && *end != ' ' &&
+						 *end != '\n' && *end))
+			return -EINVAL;
+		*ret_uid = (uid_t)u;
+	}
+	return 0;
+}
+
+/*
+ * /proc/PID/cgroup:
+ *   0::/user.slice/user-1000.slice/session-2.scope
+ * (v1 hierarchies add lines like "4:cpu,cpuacct:/..." which we ignore.)
+ */
+int procfs_parse_cgroup(const char *buf, char *ret, size_t size)
+{
+	const char *p = buf;
+
+	while (p && *p) {
+		if (!strncmp(p, "0::", 3)) {
+			size_t n = strcspn(p + 3, "\n");
+
+			if (n == 0 || n >= size)
+				return -EINVAL;
+			memcpy(ret, p + 3, n);
+			ret[n] = '\0';
+			return 0;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -EINVAL;
+}
+
+void procfs_flatten_cmdline(char *buf, size_t len)
+{
+	while (len && buf[len - 1] == '\0')
+		len--;
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[len] = '\0';
+}
+
+static void task_path(char *path, size_t size, const char *proc, int pid,
+		      int tid, const char *file)
+{
+	if (tid > 0)
+		snprintf(path, size, "%s/%d/task/%d/%s", proc, pid, tid, file);
+	else
+		snprintf(path, size, "%s/%d/%s", proc, pid, file);
+}
+
+int procfs_read_stat(const char *proc, int pid, int tid, struct pstat *ret)
+{
+	char path[PATH_MAX], buf[1024];
+	ssize_t n;
+
+	task_path(path, sizeof(path), proc, pid, tid, "stat");
+	n = read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	/* An empty read means the task is already a zombie being reaped. */
+	if (n == 0)
+		return -ESRCH;
+	return procfs_parse_stat(buf, ret);
+}
+
+int procfs_read_status(const char *proc, int pid, int tid,
+		       struct cpuset *ret_hard, uid_t *ret_uid)
+{
+	char path[PATH_MAX];
+	static char buf[16384]; /* single-threaded; keeps stacks small */
+	ssize_t n;
+
+	task_path(path, sizeof(path), proc, pid, tid, "status");
+	n = read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	if (n == 0)
+		return -ESRCH;
+	return procfs_parse_status(buf, ret_hard, ret_uid);
+}
+
+int procfs_read_exe(const char *proc, int pid, char *ret, size_t size)
+{
+	static const char deleted[] = " (deleted)";
+	char path[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%d/exe", proc, pid);
+	n = readlink(path, ret, size - 1);
+	if (n < 0)
+		return -errno;
+	ret[n] = '\0';
+	if ((size_t)n > sizeof(deleted) - 1 &&
+	    !strcmp(ret + n - (sizeof(deleted) - 1), deleted))
+		ret[n - (sizeof(deleted) - 1)] = '\0';
+	return 0;
+}
+
+int procfs_read_cmdline(const char *proc, int pid, char *ret, size_t size)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%d/cmdline", proc, pid);
+	n = read_file(path, ret, size);
+	if (n < 0)
+		return (int)n;
+	procfs_flatten_cmdline(ret, (size_t)n);
+	return 0;
+}
+
+int procfs_read_cgroup(const char *proc, int pid, char *ret, size_t size)
+{
+	char path[PATH_MAX], buf[4096];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%d/cgroup", proc, pid);
+	n = read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	return procfs_parse_cgroup(buf, ret, size);
+}
+
+const char *procfs_escape(const char *in, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (; *in && o + 5 < size; in++) {
+		unsigned char c = (unsigned char)*in;
+
+		if (c < 0x20 || c >= 0x7f || c == '\\')
+			o += (size_t)snprintf(out + o, size - o, "\\x%02x", c);
+		else
+			out[o++] = (char)c;
+	}
+	out[o] = '\0';
+	return out;
+}

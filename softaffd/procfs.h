@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef SOFTAFF_PROCFS_H
+#define SOFTAFF_PROCFS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cpuset.h"
+
+/* Parsed /proc/PID/stat (or task/TID/stat). */
+struct pstat {
+	int pid;
+	char comm[64];
+	char state;
+	int ppid;
+	unsigned long flags;	/* field 9, PF_* */
+	uint64_t starttime;	/* field 22, clock ticks since boot */
+	unsigned int policy;	/* field 41 */
+};
+
+#define PF_KTHREAD_BIT 0x00200000UL /* include/linux/sched.h PF_KTHREAD */
+
+/* Pure parsers: 0 or -EINVAL.  buf is NUL terminated. */
+int procfs_parse_stat(const char *buf, struct pstat *ret);
+/* Cpus_allowed_list (hard mask) and real Uid from .../status. */
+int procfs_parse_status(const char *buf, struct cpuset *ret_hard,
+			uid_t *ret_uid);
+/* The cgroup v2 ("0::") path from /proc/PID/cgroup into ret. */
+int procfs_parse_cgroup(const char *buf, char *ret, size_t size);
+/* In place: NUL separators -> spaces, trailing ones dropped. */
+void procfs_flatten_cmdline(char *buf, size_t len);
+
+/* Readers taking the proc root; they return -errno and do not log. */
+int procfs_read_stat(const char *proc, int pid, int tid, struct pstat *ret);
+int procfs_read_status(const char *proc, int pid, int tid,
+		       struct cpuset *ret_hard, uid_t *ret_uid);
+int procfs_read_exe(const char *proc, int pid, char *ret, size_t size);
+int procfs_read_cmdline(const char *proc, int pid, char *ret, size_t size);
+int procfs_read_cgroup(const char *proc, int pid, char *ret, size_t size);
+
+/* Printable copy of an untrusted name for log lines. */
+const char *procfs_escape(const char *in, char *out, size_t size);
+
+/* SCHED_FIFO, SCHED_RR and SCHED_DEADLINE tasks cannot have soft affinity. */
+static inline bool policy_is_rt(unsigned int policy)
+{
+	return policy == 1 || policy == 2 || policy == 6;
+}
+
+#endif

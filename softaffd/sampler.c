@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler.h"
+#include "util.h"
+
+/*
+ * /proc/stat:
+ *   cpu  10132153 290696 3084719 46828483 16683 0 25195 0 0 0
+ *   cpu0 1393280 32966 572056 13343292 6130 0 17875 0 0 0
+ *        user    nice  system  idle     iowait irq softirq steal guest gnice
+ *
+ * busy = user + nice + system + irq + softirq + steal; idle and iowait
+ * are capacity nobody used.  guest time is already inside user.
+ */
+int sampler_parse(const char *buf, struct cpu_times *times,
+		  struct cpuset *present)
+{
+	const char *p = buf;
+
+	cpuset_zero(present);
+	while (p && *p) {
+		if (!strncmp(p, "cpu", 3) && p[3] >= '0' && p[3] <= '9') {
+			unsigned long long v[8] = { 0 }, cpu;
+			char *end;
+			int n;
+
+			errno = 0;
+			cpu = strtoull(p + 3, &end, 10);
+			if (errno || cpu >= CPUSET_MAX || *end != ' ')
+				return -EINVAL;
+			p = end;
+			for (n = 0; n < 8; n++) {
+				while (*p == ' ')
+					p++;
+				if (*p < '0' || *p > '9')
+					break;
+				v[n] = strtoull(p, &end, 10);
+				p = end;
+			}
+			/* Kernels since 2.6.11 print at least 8 fields. */
+			if (n < 4)
+				return -EINVAL;
+			times[cpu].total = 0;
+			for (int i = 0; i < 8; i++)
+				times[cpu].total += v[i];
+			times[cpu].busy = times[cpu].total - v[3] - v[4];
+			cpuset_set(present, (unsigned int)cpu);
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return cpuset_empty(present) ? -EINVAL : 0;
+}
+
+int sampler_feed(struct sampler *s, const char *buf)
+{
+	static struct cpu_times now[CPUSET_MAX];
+	struct cpuset present;
+	int c, r;
+
+	r = sampler_parse(buf, now, &present);
+	if (r < 0)
+		return r;
+	cpuset_zero(&s->valid);
+	for_each_cpu(c, &present) {
+		const struct cpu_times *o = &s->prev[c];
+
+		if (!cpuset_test(&s->prev_present, (unsigned int)c))
+			continue;
+		/* Counters going backwards mean hotplug: skip a round. */
+		if (now[c].total <= o->total || now[c].busy < o->busy)
+			continue;
+		uint64_t dt = now[c].total - o->total;
+		uint64_t db = now[c].busy - o->busy;
+		s->util[c] = db >= dt ? 1.0 : (double)db / (double)dt;
+		cpuset_set(&s->valid, (unsigned int)c);
+	}
+	for_each_cpu(c, &present)
+		s->prev[c] = now[c];
+	s->prev_present = present;
+	return 0;
+}
+
+int sampler_update(struct sampler *s, const char *proc)
+{
+	static char buf[1 << 18]; /* ~100 bytes per CPU line */
+	char path[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/stat", proc);
+	n = read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	return sampler_feed(s, buf);
+}
+
+void sampler_node_util(const struct sampler *s, const struct topology *t,
+		       double *ret)
+{
+	for (unsigned int i = 0; i < t->nnodes; i++) {
+		double sum = 0;
+		int c, n = 0;
+
+		for_each_cpu(c, &t->node_cpus[i]) {
+			if (!cpuset_test(&s->valid, (unsigned int)c))
+				continue;
+			sum += s->util[c];
+			n++;
+		}
+		ret[i] = n ? sum / n : 0.0;
+	}
+}

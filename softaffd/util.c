@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+void roots_default(struct roots *r)
+{
+	snprintf(r->proc, sizeof(r->proc), "/proc");
+	snprintf(r->sys, sizeof(r->sys), "/sys");
+	snprintf(r->run, sizeof(r->run), "/run/softaffd");
+}
+
+ssize_t read_file(const char *path, char *buf, size_t size)
+{
+	size_t off = 0;
+	int fd;
+
+	if (!size)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	while (off < size - 1) {
+		ssize_t n = read(fd, buf + off, size - 1 - off);
+
+		if (n < 0) {
+			int err = errno;
+
+			if (err == EINTR)
+				continue;
+			close(fd);
+			return -err;
+		}
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	close(fd);
+	buf[off] = '\0';
+	return (ssize_t)off;
+}
+
+int write_file(const char *path, const char *data, size_t len)
+{
+	ssize_t n;
+	int fd, r = 0;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	do
+		n = write(fd, data, len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		r = -errno;
+	else if ((size_t)n != len)
+		r = -EIO;
+	if (close(fd) < 0 && !r && errno != EINTR)
+		r = -errno;
+	return r;
+}
+
+int write_file_atomic(const char *path, const char *data, size_t len)
+{
+	char tmp[PATH_MAX];
+	size_t off = 0;
+	int fd, r = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	while (off < len) {
+		ssize_t n = write(fd, data + off, len - off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		off += (size_t)n;
+	}
+	if (close(fd) < 0 && !r)
+		r = -errno;
+	if (!r && rename(tmp, path) < 0)
+		r = -errno;
+	if (r)
+		unlink(tmp);
+	return r;
+}
+
+int parse_u64(const char *s, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		if (v > (UINT64_MAX - 9) / 10)
+			return -ERANGE;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*ret = v;
+	return 0;
+}
+
+uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void sbuf_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->oom)
+		return;
+	for (;;) {
+		size_t avail = b->cap - b->len;
+
+		va_start(ap, fmt);
+		n = vsnprintf(b->buf ? b->buf + b->len : NULL, avail, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = true;
+			return;
+		}
+		if ((size_t)n < avail) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t ncap = b->cap ? b->cap * 2 : 256;
+		while (ncap < b->len + (size_t)n + 1)
+			ncap *= 2;
+		char *nb = realloc(b->buf, ncap);
+		if (!nb) {
+			b->oom = true;
+			return;
+		}
+		b->buf = nb;
+		b->cap = ncap;
+	}
+}
+
+void sbuf_free(struct sbuf *b)
+{
+	free(b->buf);
+	b->buf = NULL;
+	b->len = b->cap = 0;
+}

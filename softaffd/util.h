@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef SOFTAFF_UTIL_H
+#define SOFTAFF_UTIL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Where /proc, /sys and the run directory live; tests point them at fixtures. */
+struct roots {
+	char proc[PATH_MAX / 4];
+	char sys[PATH_MAX / 4];
+	char run[PATH_MAX / 4];
+};
+
+void roots_default(struct roots *r);
+
+/*
+ * Read a whole small file into buf (NUL terminated, truncated to size - 1).
+ * Returns the length or -errno.  Never logs.
+ */
+ssize_t read_file(const char *path, char *buf, size_t size);
+/* Write data with a single write(2), as procfs expects.  0 or -errno. */
+int write_file(const char *path, const char *data, size_t len);
+/* Write to path.tmp then rename over path. 0 or -errno. */
+int write_file_atomic(const char *path, const char *data, size_t len);
+
+/* Parse an unsigned decimal that must fill the whole string. 0 or -EINVAL. */
+int parse_u64(const char *s, uint64_t *ret);
+
+uint64_t now_ms(void);
+
+/* Growable string buffer for status and dumps. */
+struct sbuf {
+	char *buf;
+	size_t len, cap;
+	bool oom;
+};
+void sbuf_printf(struct sbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void sbuf_free(struct sbuf *b);
+
+#endif
