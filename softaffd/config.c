@@ -691,9 +691,16 @@ void config_dump(const struct config *c, FILE *f)
 			dump_str(f, "exe", r->exe);
 		if (r->cmdline)
 			dump_str(f, "cmdline", r->cmdline);
-		if (r->has_uid)
-			fprintf(f, "\t\tuser = %u; # %s\n", (unsigned int)r->uid,
-				r->user);
+		if (r->has_uid) {
+			uint64_t id;
+
+			if (parse_u64(r->user, &id) == 0)
+				fprintf(f, "\t\tuser = %u;\n",
+					(unsigned int)r->uid);
+			else
+				fprintf(f, "\t\tuser = \"%s\"; # uid %u\n",
+					r->user, (unsigned int)r->uid);
+		}
 		if (r->cgroup)
 			dump_str(f, "cgroup", r->cgroup);
 		cpuset_format_list(&r->cpus, cpus, sizeof(cpus));

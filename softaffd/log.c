@@ -8,6 +8,7 @@
 #include "log.h"
 
 static int log_max = LOG_INFO;
+unsigned long log_counts[8];
 static int log_journal;
 
 void log_init(int max_prio)
@@ -41,10 +42,11 @@ void log_msg(int prio, const char *fmt, ...)
 	char line[2048];
 	va_list ap;
 
-	if (prio > log_max)
-		return;
 	if (prio < LOG_EMERG || prio > LOG_DEBUG)
 		prio = LOG_ERR;
+	log_counts[prio]++;
+	if (prio > log_max)
+		return;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);

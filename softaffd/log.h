@@ -10,6 +10,8 @@
  * otherwise it is plain text prefixed with the program name.
  */
 void log_init(int max_prio);
+/* Messages per priority, also those filtered out; tests check these. */
+extern unsigned long log_counts[8];
 void log_set_journal(int on);
 void log_msg(int prio, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

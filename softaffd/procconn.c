@@ -19,21 +19,24 @@
 
 static int send_op(int fd, enum proc_cn_mcast_op op)
 {
-	struct {
-		struct nlmsghdr nl;
-		struct cn_msg cn;
-		enum proc_cn_mcast_op op;
-	} __attribute__((packed)) msg;
+	/* nlmsghdr | cn_msg | op, laid out by hand: cn_msg ends in data[]. */
+	union {
+		char buf[NLMSG_SPACE(sizeof(struct cn_msg) + sizeof(op))];
+		struct nlmsghdr align;
+	} u;
+	struct nlmsghdr *nl = &u.align;
+	struct cn_msg *cn;
 
-	memset(&msg, 0, sizeof(msg));
-	msg.nl.nlmsg_len = sizeof(msg);
-	msg.nl.nlmsg_type = NLMSG_DONE;
-	msg.nl.nlmsg_pid = (uint32_t)getpid();
-	msg.cn.id.idx = CN_IDX_PROC;
-	msg.cn.id.val = CN_VAL_PROC;
-	msg.cn.len = sizeof(op);
-	msg.op = op;
-	if (send(fd, &msg, sizeof(msg), 0) < 0)
+	memset(&u, 0, sizeof(u));
+	nl->nlmsg_len = NLMSG_LENGTH(sizeof(*cn) + sizeof(op));
+	nl->nlmsg_type = NLMSG_DONE;
+	nl->nlmsg_pid = (uint32_t)getpid();
+	cn = NLMSG_DATA(nl);
+	cn->id.idx = CN_IDX_PROC;
+	cn->id.val = CN_VAL_PROC;
+	cn->len = sizeof(op);
+	memcpy(cn->data, &op, sizeof(op));
+	if (send(fd, nl, nl->nlmsg_len, 0) < 0)
 		return -errno;
 	return 0;
 }
@@ -74,15 +77,22 @@ void procconn_close(int fd)
 	close(fd);
 }
 
-static void decode(const struct proc_event *ev, size_t len,
+static void decode(const void *data, size_t len,
 		   void (*cb)(const struct pc_event *, void *), void *ud,
 		   int *count)
 {
 	struct pc_event e = { PC_NONE, 0, 0, 0 };
 	size_t need = offsetof(struct proc_event, event_data);
+	struct proc_event evbuf, *ev = &evbuf;
 
 	if (len < need)
 		return;
+	/*
+	 * The event sits at offset 36 of the datagram (nlmsghdr + cn_msg),
+	 * not aligned for its u64 timestamp: copy it out.
+	 */
+	memset(&evbuf, 0, sizeof(evbuf));
+	memcpy(&evbuf, data, len < sizeof(evbuf) ? len : sizeof(evbuf));
 	switch (ev->what) {
 	case PROC_EVENT_FORK:
 		need += sizeof(ev->event_data.fork);
@@ -138,7 +148,12 @@ int procconn_parse(const void *buf, size_t len,
 		   void (*cb)(const struct pc_event *, void *), void *ud)
 {
 	const struct nlmsghdr *nl = buf;
-	size_t left = len;
+	/*
+	 * Signed on purpose: NLMSG_NEXT subtracts the aligned length, which
+	 * can exceed what is left of a short datagram; a size_t would wrap
+	 * and let NLMSG_OK read past the end.
+	 */
+	int left = len > 65536 ? 65536 : (int)len;
 	int count = 0;
 
 	/* NLMSG_OK checks the header fits and nlmsg_len is sane. */
@@ -157,7 +172,7 @@ int procconn_parse(const void *buf, size_t len,
 			continue;
 		if (cn->len > plen - sizeof(*cn))
 			continue;
-		decode((const struct proc_event *)cn->data, cn->len, cb, ud,
+		decode(cn->data, cn->len, cb, ud,
 		       &count);
 	}
 	return count;

@@ -52,7 +52,8 @@ int write_file(const char *path, const char *data, size_t len)
 	ssize_t n;
 	int fd, r = 0;
 
-	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_TRUNC as a shell redirect does: procfs ignores it, files need it. */
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	do

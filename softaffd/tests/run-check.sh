@@ -1,0 +1,261 @@
+#!/bin/sh
+# make check driver: unit tests, golden config tests, daemon tests against
+# a fake /proc, and a short fuzz run.  Prints TAP on stdout; exits non-zero
+# if anything failed.
+#
+# Env: B (build dir), FUZZ_SECONDS (total fuzz budget).
+
+B=${B:-build}
+FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+CONFDIR=$HERE/../tests/conf
+SAN=$HERE/$B/softaffd-san
+n=0
+failed=0
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $*"
+}
+
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $*"
+}
+
+# check DESC CMD...: one TAP line for a command's exit status.
+check() {
+	desc=$1
+	shift
+	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/softaffd-check-XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+# ---- unit tests (ASan + UBSan) ----
+"$HERE/$B/unit" > "$WORK/unit.out" 2>&1
+unit_rc=$?
+while IFS= read -r line; do
+	case $line in
+	"ok - "*) ok "${line#ok - }" ;;
+	"not ok - "*) not_ok "${line#not ok - }" ;;
+	*) echo "# $line" ;;
+	esac
+done < "$WORK/unit.out"
+check "unit: test binary exit status $unit_rc" test "$unit_rc" = 0
+
+# ---- golden config tests ----
+for conf in "$CONFDIR"/*.conf; do
+	name=$(basename "$conf" .conf)
+	(cd "$CONFDIR" && "$SAN" -t -c "$name.conf" --sys-root sys) \
+		> "$WORK/out" 2> "$WORK/err"
+	rc=$?
+	if [ -f "$CONFDIR/$name.ok" ]; then
+		if [ $rc = 0 ] && diff -u "$CONFDIR/$name.ok" "$WORK/out" \
+			> "$WORK/diff"; then
+			ok "golden: $name.conf dumps as $name.ok"
+		else
+			sed 's/^/# /' "$WORK/diff" "$WORK/err"
+			not_ok "golden: $name.conf dumps as $name.ok"
+		fi
+		# The dump is itself a valid config that dumps the same.
+		cp "$WORK/out" "$CONFDIR/.redump-$$.conf"
+		(cd "$CONFDIR" && "$SAN" -t -c ".redump-$$.conf" \
+			--sys-root sys) > "$WORK/out2" 2> /dev/null
+		rc2=$?
+		rm -f "$CONFDIR/.redump-$$.conf"
+		if [ $rc2 = 0 ] && cmp -s "$WORK/out" "$WORK/out2"; then
+			ok "golden: $name.ok is a fixed point of -t"
+		else
+			not_ok "golden: $name.ok is a fixed point of -t"
+		fi
+	elif [ -f "$CONFDIR/$name.err" ]; then
+		if [ $rc != 0 ] && [ ! -s "$WORK/out" ] &&
+			diff -u "$CONFDIR/$name.err" "$WORK/err" > "$WORK/diff"
+		then
+			ok "golden: $name.conf fails with $(cat "$CONFDIR/$name.err" | cut -c1-60)"
+		else
+			sed 's/^/# /' "$WORK/diff"
+			not_ok "golden: $name.conf fails as in $name.err (rc $rc)"
+		fi
+	else
+		not_ok "golden: $name.conf has neither .ok nor .err"
+	fi
+done
+
+# ---- the daemon against a fake /proc ----
+P=$WORK/proc
+RUN=$WORK/run
+
+# mkproc PID TID COMM HARD SOFT [START]
+mkproc() {
+	d=$P/$1/task/$2
+	mkdir -p "$d"
+	st="$2 ($3) S 1 $1 $1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 ${6:-100} 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+	echo "$st" > "$d/stat"
+	printf 'Name:\t%s\nUid:\t0\t0\t0\t0\nCpus_allowed_list:\t%s\n' \
+		"$3" "$4" > "$d/status"
+	echo "$5" > "$d/soft_affinity_list"
+	if [ "$1" = "$2" ]; then
+		cp "$d/stat" "$d/status" "$P/$1/"
+		printf '%s\0--flag\0' "$3" > "$P/$1/cmdline"
+		echo "0::/system.slice/x.service" > "$P/$1/cgroup"
+	fi
+}
+
+soft() { cat "$P/$1/task/$2/soft_affinity_list"; }
+
+mkdir -p "$P/self" "$P/sys/kernel"
+printf 'cpu0 10 0 0 10 0 0 0 0 0 0\ncpu1 10 0 0 10 0 0 0 0 0 0\ncpu2 10 0 0 10 0 0 0 0 0 0\ncpu3 10 0 0 10 0 0 0 0 0 0\n' > "$P/stat"
+echo 100 > "$P/sys/kernel/sched_allowed"
+echo 1 > "$P/sys/kernel/sched_preferred"
+mkproc 4242 4242 "softaff-demo0 (x)" 0-3 0-3
+mkproc 4242 4243 "softaff-demo0 (x)" 0-3 0-3
+mkproc 4250 4250 "softaff-demo1" 0-3 0-3
+mkproc 4260 4260 "unrelated" 0-3 0-3
+mkproc 4270 4270 "softaff-demo1" 2-3 2-3
+
+# Missing kernel feature: clear error naming the file.
+"$SAN" -c "$CONFDIR/00-shipped.conf" --sys-root "$CONFDIR/sys" \
+	--proc-root "$P" --run-dir "$RUN" --once > /dev/null 2> "$WORK/err"
+rc=$?
+check "daemon: refuses to start without soft_affinity" \
+	sh -c "[ $rc != 0 ] && grep -q 'self/soft_affinity is missing' '$WORK/err'"
+echo f > "$P/self/soft_affinity"
+
+# --dry-run --once: logs, writes nothing.
+"$SAN" -c "$CONFDIR/00-shipped.conf" --sys-root "$CONFDIR/sys" \
+	--proc-root "$P" --run-dir "$RUN" --once --dry-run \
+	> /dev/null 2> "$WORK/err"
+check "daemon: --dry-run --once logs but does not write" \
+	sh -c "grep -q 'dry-run: would set soft affinity of 4242/4243' '$WORK/err' &&
+	       [ \"\$(cat $P/4242/task/4242/soft_affinity_list)\" = 0-3 ]"
+
+# --once with a fixed ratio.
+cat > "$WORK/fixed.conf" <<CONF
+ratio = { mode = "fixed"; allowed = 5; preferred = 4; };
+rules = ( { name = "d0"; comm = "softaff-demo0*"; nodes = [0]; } );
+CONF
+"$SAN" -c "$WORK/fixed.conf" --sys-root "$CONFDIR/sys" --proc-root "$P" \
+	--run-dir "$RUN" --once > /dev/null 2> "$WORK/err"
+check "daemon: --once sets every thread (comm with space and parens)" \
+	sh -c "[ \"\$(cat $P/4242/task/4242/soft_affinity_list)\" = 0-1 ] &&
+	       [ \"\$(cat $P/4242/task/4243/soft_affinity_list)\" = 0-1 ]"
+check "daemon: --once fixed ratio writes sched_allowed/preferred" \
+	sh -c "[ \"\$(cat $P/sys/kernel/sched_allowed):\$(cat $P/sys/kernel/sched_preferred)\" = 5:4 ]"
+check "daemon: sanitizer-clean --once" \
+	sh -c "! grep -q 'Sanitizer' '$WORK/err'"
+echo 0-3 > "$P/4242/task/4242/soft_affinity_list"
+echo 0-3 > "$P/4242/task/4243/soft_affinity_list"
+echo 100 > "$P/sys/kernel/sched_allowed"
+echo 1 > "$P/sys/kernel/sched_preferred"
+
+# The long-running daemon: start, status, reload, bad reload, stop.
+cat > "$WORK/d.conf" <<CONF
+rescan_ms = 500;
+interval_ms = 100;
+ratio = { mode = "fixed"; allowed = 50; preferred = 1; };
+rules = (
+	{ name = "d0"; comm = "softaff-demo0*"; nodes = [0]; },
+	{ name = "d1"; comm = "softaff-demo1"; nodes = [1]; }
+);
+CONF
+"$SAN" -c "$WORK/d.conf" --sys-root "$CONFDIR/sys" --proc-root "$P" \
+	--run-dir "$RUN" > /dev/null 2> "$WORK/dlog" &
+DPID=$!
+
+wait_for() { # up to 5 s
+	i=0
+	while [ $i -lt 50 ]; do
+		if sh -c "$1"; then return 0; fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+check "daemon: publishes status" wait_for "[ -f '$RUN/status' ]"
+"$SAN" --status --run-dir "$RUN" > "$WORK/status" 2>&1
+check "daemon: --status lists rules with pids" \
+	sh -c "grep -q '^rule d0 cpus 0-1 processes 1 pids 4242$' '$WORK/status' &&
+	       grep -q '^rule d1 cpus 2-3 processes 2 pids 4250 4270$' '$WORK/status'"
+check "daemon: --status shows nodes, ratio, counters" \
+	sh -c "grep -q '^node 1 cpus 2-3 util' '$WORK/status' &&
+	       grep -q '^ratio 50:1' '$WORK/status' &&
+	       grep -q '^counters scans=' '$WORK/status'"
+check "daemon: applied, skipping what was already right" \
+	sh -c "[ \"\$(cat $P/4250/task/4250/soft_affinity_list)\" = 2-3 ] &&
+	       [ \"\$(cat $P/4260/task/4260/soft_affinity_list)\" = 0-3 ] &&
+	       grep -q 'written=3 unchanged=1 ' '$WORK/status'"
+
+# A new process appears: the rescan picks it up.
+mkproc 4280 4280 "softaff-demo0" 0-3 0-3
+check "daemon: rescan finds a new process" \
+	wait_for "[ \"\$(cat $P/4280/task/4280/soft_affinity_list)\" = 0-1 ]"
+
+# Someone else changes 4250 after us: must survive reload and stop.
+echo 3 > "$P/4250/task/4250/soft_affinity_list"
+
+# Reload: d0 changes target, d1 removed.
+cat > "$WORK/d.conf" <<CONF
+rescan_ms = 500;
+interval_ms = 100;
+ratio = { mode = "fixed"; allowed = 50; preferred = 1; };
+rules = ( { name = "d0"; comm = "softaff-demo0*"; nodes = [1]; } );
+CONF
+kill -HUP $DPID
+check "daemon: SIGHUP applies the changed rule" \
+	wait_for "[ \"\$(cat $P/4242/task/4243/soft_affinity_list)\" = 2-3 ]"
+check "daemon: SIGHUP restores the removed rule's processes" \
+	wait_for "[ \"\$(cat $P/4270/task/4270/soft_affinity_list)\" = 2-3 ]"
+check "daemon: reload leaves a foreign mask alone" \
+	sh -c "[ \"\$(cat $P/4250/task/4250/soft_affinity_list)\" = 3 ]"
+
+# A broken config is refused; the old one keeps running.
+echo 'rules = ( { comm = "x"; nodes = [ 9 ]; } );' > "$WORK/d.conf"
+kill -HUP $DPID
+check "daemon: bad reload logs file:line and keeps running" \
+	wait_for "grep -q 'd.conf:1: node 9 does not exist' '$WORK/dlog' &&
+		  grep -q 'still running the old configuration' '$WORK/dlog'"
+check "daemon: still alive after bad reload" kill -0 $DPID
+
+kill -TERM $DPID
+wait $DPID
+rc=$?
+check "daemon: SIGTERM exits 0" test $rc = 0
+check "daemon: restore_on_exit resets what it set" \
+	sh -c "[ \"\$(cat $P/4242/task/4242/soft_affinity_list)\" = 0-3 ] &&
+	       [ \"\$(cat $P/4280/task/4280/soft_affinity_list)\" = 0-3 ]"
+check "daemon: restore_on_exit resets the ratio" \
+	sh -c "[ \"\$(cat $P/sys/kernel/sched_allowed):\$(cat $P/sys/kernel/sched_preferred)\" = 100:1 ]"
+check "daemon: status file removed on exit" test ! -e "$RUN/status"
+check "daemon: sanitizer-clean run" \
+	sh -c "! grep -q 'Sanitizer\|runtime error' '$WORK/dlog'"
+grep -i 'sanitizer\|runtime error' "$WORK/dlog" | sed 's/^/# /'
+
+# ---- fuzz ----
+targets="fuzz_config fuzz_proc"
+per=$((FUZZ_SECONDS / 2))
+[ $per -lt 1 ] && per=1
+for t in $targets; do
+	mkdir -p "$WORK/corpus-$t"
+	LSAN_OPTIONS=suppressions=$HERE/fuzz/lsan.supp \
+	"$HERE/$B/$t" -max_total_time=$per -max_len=4096 -print_final_stats=1 \
+		-artifact_prefix="$WORK/" \
+		"$WORK/corpus-$t" "$HERE/fuzz/corpus/$t" > "$WORK/fuzz.log" 2>&1
+	rc=$?
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$WORK/fuzz.log")
+	if [ $rc = 0 ]; then
+		ok "fuzz: $t ran ${per}s, ${execs:-?} execs, no crash"
+	else
+		tail -n 30 "$WORK/fuzz.log" | sed 's/^/# /'
+		not_ok "fuzz: $t (exit $rc)"
+	fi
+done
+
+echo "1..$n"
+[ $failed = 0 ]

@@ -1,0 +1,1254 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests.  Everything runs against fixture /proc and /sys trees in a
+ * temporary directory; writes to soft_affinity go through an injected
+ * function that can fail on demand.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "affinity.h"
+#include "config.h"
+#include "control.h"
+#include "cpuset.h"
+#include "log.h"
+#include "manager.h"
+#include "procconn.h"
+#include "procfs.h"
+#include "rules.h"
+#include "sampler.h"
+#include "topology.h"
+#include "util.h"
+
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+
+#include "test.h"
+
+static char tmp[PATH_MAX];
+static char proc[PATH_MAX];
+static char sys[PATH_MAX];
+
+static void mkdirs(const char *path)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s", path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s == '/') {
+			*s = '\0';
+			mkdir(p, 0755);
+			*s = '/';
+		}
+	}
+	mkdir(p, 0755);
+}
+
+static void put(const char *path, const char *content)
+{
+	char dir[PATH_MAX];
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = '\0';
+	mkdirs(dir);
+	f = fopen(path, "w");
+	if (!f) {
+		printf("# cannot write %s\n", path);
+		exit(1);
+	}
+	fputs(content, f);
+	fclose(f);
+}
+
+static const char *get(const char *path)
+{
+	static char buf[4096];
+
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return NULL;
+	return buf;
+}
+
+static int rm_cb(const char *p, const struct stat *s, int f, struct FTW *w)
+{
+	(void)s;
+	(void)f;
+	(void)w;
+	return remove(p);
+}
+
+static void fixture_reset(void)
+{
+	nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	mkdirs(proc);
+	mkdirs(sys);
+}
+
+/* A stat line with the fields the daemon reads; the rest are zero. */
+static void stat_line(char *buf, size_t size, int pid, const char *comm,
+		      unsigned long flags, unsigned long long start,
+		      unsigned int policy)
+{
+	size_t off = (size_t)snprintf(buf, size, "%d (%s) S", pid, comm);
+
+	for (int f = 4; f <= 52; f++) {
+		unsigned long long v = 0;
+
+		if (f == 4)
+			v = 1;
+		else if (f == 9)
+			v = flags;
+		else if (f == 22)
+			v = start;
+		else if (f == 41)
+			v = policy;
+		off += (size_t)snprintf(buf + off, size - off, " %llu", v);
+	}
+	snprintf(buf + off, size - off, "\n");
+}
+
+/* Add a task; the leader (tid == pid) also gets the process files. */
+static void mktask(int pid, int tid, const char *comm, unsigned long long start,
+		   unsigned int policy, const char *hard, const char *soft)
+{
+	char path[PATH_MAX], buf[1024];
+
+	stat_line(buf, sizeof(buf), tid, comm, 0, start, policy);
+	snprintf(path, sizeof(path), "%s/%d/task/%d/stat", proc, pid, tid);
+	put(path, buf);
+	snprintf(buf, sizeof(buf),
+		 "Name:\t%s\nUid:\t1000\t1000\t1000\t1000\n"
+		 "Cpus_allowed:\tf\nCpus_allowed_list:\t%s\n",
+		 comm, hard);
+	snprintf(path, sizeof(path), "%s/%d/task/%d/status", proc, pid, tid);
+	put(path, buf);
+	if (soft) {
+		snprintf(path, sizeof(path),
+			 "%s/%d/task/%d/soft_affinity_list", proc, pid, tid);
+		put(path, soft);
+	}
+	if (pid == tid) {
+		stat_line(buf, sizeof(buf), pid, comm, 0, start, policy);
+		snprintf(path, sizeof(path), "%s/%d/stat", proc, pid);
+		put(path, buf);
+		snprintf(path, sizeof(path), "%s/%d/status", proc, pid);
+		snprintf(buf, sizeof(buf),
+			 "Name:\t%s\nUid:\t1000\t1000\t1000\t1000\n"
+			 "Cpus_allowed_list:\t%s\n", comm, hard);
+		put(path, buf);
+		snprintf(path, sizeof(path), "%s/%d/cmdline", proc, pid);
+		put(path, comm);
+		snprintf(path, sizeof(path), "%s/%d/cgroup", proc, pid);
+		put(path, "0::/system.slice/test.service\n");
+	}
+}
+
+static const char *soft_of(int pid, int tid)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%d/task/%d/soft_affinity_list", proc,
+		 pid, tid);
+	return get(path);
+}
+
+/* ---- write seam ---- */
+
+static int fake_err;		/* next writes fail with this */
+static int fake_writes;		/* attempted writes */
+
+static int fake_write(const char *path, const char *data, size_t len)
+{
+	FILE *f;
+
+	fake_writes++;
+	if (fake_err)
+		return fake_err;
+	/* procfs ignores the offset; a plain file must be truncated. */
+	f = fopen(path, "r+");
+	if (!f)
+		return -errno;
+	if (ftruncate(fileno(f), 0) < 0 || fwrite(data, 1, len, f) != len) {
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	return 0;
+}
+
+/* ---- tests ---- */
+
+static void test_cpuset_list(void)
+{
+	struct cpuset s;
+	char buf[CPUSET_LIST_BUFSZ];
+
+	CHECK(cpuset_parse_list("0-3,8\n", &s) == 0);
+	CHECK(cpuset_count(&s) == 5);
+	CHECK(cpuset_format_list(&s, buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, "0-3,8");
+	CHECK(cpuset_parse_list("", &s) == 0 && cpuset_empty(&s));
+	CHECK(cpuset_parse_list("\n", &s) == 0 && cpuset_empty(&s));
+	CHECK(cpuset_parse_list("5", &s) == 0 && cpuset_test(&s, 5));
+	CHECK(cpuset_parse_list("3-1", &s) == -EINVAL);
+	CHECK(cpuset_parse_list("1,", &s) == -EINVAL);
+	CHECK(cpuset_parse_list(",1", &s) == -EINVAL);
+	CHECK(cpuset_parse_list("a", &s) == -EINVAL);
+	CHECK(cpuset_parse_list("1-", &s) == -EINVAL);
+	CHECK(cpuset_parse_list("0-1023", &s) == 0 && cpuset_count(&s) == 1024);
+	CHECK(cpuset_parse_list("1024", &s) == -ERANGE);
+	CHECK(cpuset_parse_list("99999999999999999999", &s) == -ERANGE);
+	CHECK(cpuset_parse_list("0,2,4-5,63-65", &s) == 0);
+	cpuset_format_list(&s, buf, sizeof(buf));
+	CHECK_STR(buf, "0,2,4-5,63-65");
+	cpuset_zero(&s);
+	cpuset_format_list(&s, buf, sizeof(buf));
+	CHECK_STR(buf, "");
+	/* Too small a buffer is an error, not a truncated list. */
+	cpuset_parse_list("0-3,8", &s);
+	CHECK(cpuset_format_list(&s, buf, 3) == -ENOSPC);
+}
+
+static void test_cpuset_mask(void)
+{
+	struct cpuset s, l;
+	char buf[CPUSET_LIST_BUFSZ];
+
+	CHECK(cpuset_parse_mask("f\n", &s) == 0);
+	cpuset_parse_list("0-3", &l);
+	CHECK(cpuset_equal(&s, &l));
+	CHECK(cpuset_parse_mask("00000000,0000000f", &s) == 0);
+	CHECK(cpuset_equal(&s, &l));
+	CHECK(cpuset_parse_mask("1,00000100", &s) == 0);
+	cpuset_parse_list("8,32", &l);
+	CHECK(cpuset_equal(&s, &l));
+	cpuset_format_mask(&s, buf, sizeof(buf));
+	CHECK_STR(buf, "1,00000100");
+	cpuset_parse_list("0-3", &l);
+	cpuset_format_mask(&l, buf, sizeof(buf));
+	CHECK_STR(buf, "f");
+	cpuset_zero(&l);
+	cpuset_format_mask(&l, buf, sizeof(buf));
+	CHECK_STR(buf, "0");
+	CHECK(cpuset_parse_mask("", &s) == -EINVAL);
+	CHECK(cpuset_parse_mask("g", &s) == -EINVAL);
+	CHECK(cpuset_parse_mask("1,", &s) == -EINVAL);
+	CHECK(cpuset_parse_mask(",1", &s) == -EINVAL);
+	CHECK(cpuset_parse_mask("123456789", &s) == -EINVAL);
+	/* 40 groups = 1280 bits: fine while the high ones are zero. */
+	{
+		char big[512] = "";
+
+		for (int i = 0; i < 39; i++)
+			strcat(big, "00000000,");
+		strcat(big, "00000003");
+		CHECK(cpuset_parse_mask(big, &s) == 0 && cpuset_count(&s) == 2);
+		big[0] = '1';
+		CHECK(cpuset_parse_mask(big, &s) == -ERANGE);
+	}
+	/* Round trip through both forms. */
+	cpuset_parse_list("1,7-9,31-33,100,1023", &l);
+	cpuset_format_mask(&l, buf, sizeof(buf));
+	CHECK(cpuset_parse_mask(buf, &s) == 0 && cpuset_equal(&s, &l));
+}
+
+static void test_stat_parser(void)
+{
+	struct pstat st;
+	char line[1024];
+
+	stat_line(line, sizeof(line), 42, "bash", 0x400100, 12345, 0);
+	CHECK(procfs_parse_stat(line, &st) == 0);
+	CHECK(st.pid == 42 && st.starttime == 12345 && st.ppid == 1);
+	CHECK(st.flags == 0x400100 && st.policy == 0 && st.state == 'S');
+	CHECK_STR(st.comm, "bash");
+
+	/* The hostile names: parse from the last ')'. */
+	stat_line(line, sizeof(line), 7, "foo) Z ", 0, 99, 1);
+	CHECK(procfs_parse_stat(line, &st) == 0);
+	CHECK_STR(st.comm, "foo) Z ");
+	CHECK(st.starttime == 99 && st.policy == 1);
+	stat_line(line, sizeof(line), 7, "a (b) c", 0, 5, 0);
+	CHECK(procfs_parse_stat(line, &st) == 0 && st.starttime == 5);
+	CHECK_STR(st.comm, "a (b) c");
+	stat_line(line, sizeof(line), 7, "new\nline", 0, 6, 0);
+	CHECK(procfs_parse_stat(line, &st) == 0 && st.starttime == 6);
+	CHECK_STR(st.comm, "new\nline");
+	stat_line(line, sizeof(line), 7, "))))", 0, 8, 0);
+	CHECK(procfs_parse_stat(line, &st) == 0 && st.starttime == 8);
+	stat_line(line, sizeof(line), 7, "", 0, 9, 0);
+	CHECK(procfs_parse_stat(line, &st) == 0 && st.starttime == 9);
+
+	/* A kernel thread. */
+	stat_line(line, sizeof(line), 2, "kthreadd", PF_KTHREAD_BIT, 1, 0);
+	CHECK(procfs_parse_stat(line, &st) == 0 &&
+	      (st.flags & PF_KTHREAD_BIT));
+
+	/* Broken lines. */
+	CHECK(procfs_parse_stat("", &st) == -EINVAL);
+	CHECK(procfs_parse_stat("42 (x", &st) == -EINVAL);
+	CHECK(procfs_parse_stat("42 (x) S 1 2 3", &st) == -EINVAL);
+	CHECK(procfs_parse_stat("x (y) S 1 2 3", &st) == -EINVAL);
+	CHECK(procfs_parse_stat("0 (y) S 1", &st) == -EINVAL);
+	CHECK(procfs_parse_stat("42 (x)", &st) == -EINVAL);
+	CHECK(procfs_parse_stat("42 (x) S 1 a", &st) == -EINVAL);
+	/* Negative fields such as tty_pgrp = -1 are fine. */
+	CHECK(procfs_parse_stat("1 (init) S 0 1 1 0 -1 4194560 0 0 0 0 0 0 0 "
+				"0 20 0 1 0 3 0 0\n", &st) == 0 &&
+	      st.starttime == 3);
+}
+
+static void test_status_parser(void)
+{
+	struct cpuset hard, l;
+	uid_t uid = 0;
+	char cg[256];
+
+	CHECK(procfs_parse_status("Name:\tx\nUid:\t1000\t0\t0\t0\n"
+				  "Cpus_allowed:\tff\n"
+				  "Cpus_allowed_list:\t0-7\n", &hard,
+				  &uid) == 0);
+	cpuset_parse_list("0-7", &l);
+	CHECK(cpuset_equal(&hard, &l) && uid == 1000);
+	/* A comm that looks like a key is escaped in status, on its line. */
+	CHECK(procfs_parse_status("Name:\tCpus_allowed_list: 9\n"
+				  "Uid:\t5\t0\t0\t0\n"
+				  "Cpus_allowed_list:\t1\n", &hard, &uid) == 0);
+	CHECK(cpuset_test(&hard, 1) && cpuset_count(&hard) == 1 && uid == 5);
+	CHECK(procfs_parse_status("Name:\tx\n", &hard, NULL) == -EINVAL);
+	CHECK(procfs_parse_status("Uid:\tx\n", NULL, &uid) == -EINVAL);
+
+	CHECK(procfs_parse_cgroup("1:name=systemd:/foo\n0::/a/b.service\n", cg,
+				  sizeof(cg)) == 0);
+	CHECK_STR(cg, "/a/b.service");
+	CHECK(procfs_parse_cgroup("1:cpu:/x\n", cg, sizeof(cg)) == -EINVAL);
+
+	char cmd[] = "a\0b c\0d\0\0";
+	procfs_flatten_cmdline(cmd, sizeof(cmd) - 1);
+	CHECK_STR(cmd, "a b c d");
+
+	char esc[64];
+	CHECK_STR(procfs_escape("a\nb", esc, sizeof(esc)), "a\\x0ab");
+}
+
+static struct topology topo;
+
+static struct config *load(const char *text, char *err, size_t errlen)
+{
+	struct config *c = NULL;
+
+	if (config_load_string(text, "t.conf", &topo, &c, err, errlen) < 0)
+		return NULL;
+	return c;
+}
+
+static void test_topology(void)
+{
+	struct topology t;
+	char path[PATH_MAX];
+	struct cpuset s, n;
+
+	fixture_reset();
+	snprintf(path, sizeof(path), "%s/devices/system/node/node1/cpulist",
+		 sys);
+	put(path, "2-3\n");
+	snprintf(path, sizeof(path), "%s/devices/system/node/node0/cpulist",
+		 sys);
+	put(path, "0-1\n");
+	snprintf(path, sizeof(path), "%s/devices/system/node/possible", sys);
+	put(path, "0-1\n");
+	CHECK(topology_load(sys, &t) == 0);
+	CHECK(t.nnodes == 2 && t.ids[0] == 0 && t.ids[1] == 1);
+	CHECK(cpuset_count(&t.all) == 4);
+	CHECK(topology_node_index(&t, 1) == 1);
+	CHECK(topology_node_index(&t, 7) == -1);
+	cpuset_parse_list("1-2", &s);
+	topology_nodes_of(&t, &s, &n);
+	CHECK(cpuset_count(&n) == 2);
+
+	/* No node directory: one node from cpu/online. */
+	fixture_reset();
+	snprintf(path, sizeof(path), "%s/devices/system/cpu/online", sys);
+	put(path, "0-5\n");
+	CHECK(topology_load(sys, &t) == 0 && t.nnodes == 1 &&
+	      cpuset_count(&t.node_cpus[0]) == 6);
+	fixture_reset();
+	CHECK(topology_load(sys, &t) == -ENOENT);
+}
+
+static void two_node_topo(void)
+{
+	memset(&topo, 0, sizeof(topo));
+	topo.nnodes = 2;
+	topo.ids[0] = 0;
+	topo.ids[1] = 1;
+	cpuset_parse_list("0-1", &topo.node_cpus[0]);
+	cpuset_parse_list("2-3", &topo.node_cpus[1]);
+	cpuset_parse_list("0-3", &topo.all);
+}
+
+static void test_rules(void)
+{
+	char err[512];
+	struct config *c = load(
+		"rules = (\n"
+		" { name = \"exact\"; comm = \"nginx\"; cpus = \"0\"; },\n"
+		" { name = \"glob\"; comm = \"db-*\"; user = 1000; nodes = [1]; },\n"
+		" { name = \"exe\"; exe = \"/usr/*/java\"; cpus = \"1\"; },\n"
+		" { name = \"re\"; cmdline = \"^python3? .*serve\"; cpus = \"2\"; },\n"
+		" { name = \"cg\"; cgroup = \"/system.slice/a.service/\"; cpus = \"3\"; },\n"
+		" { name = \"all\"; comm = \"*\"; user = \"root\"; cpus = \"0-3\"; }\n"
+		");\n",
+		err, sizeof(err));
+	struct proc_attrs a = { 0 };
+
+	CHECK(c != NULL);
+	if (!c) {
+		printf("# %s\n", err);
+		return;
+	}
+	a.comm = "nginx";
+	CHECK(rules_match(c, &a) == 0);
+	a.comm = "nginx2";
+	CHECK(rules_match(c, &a) == -1);
+	a.comm = "db-main";
+	CHECK(rules_match(c, &a) == -1); /* needs uid too */
+	a.has_uid = true;
+	a.uid = 1000;
+	CHECK(rules_match(c, &a) == 1);
+	a.uid = 1001;
+	CHECK(rules_match(c, &a) == -1);
+	a.comm = "x";
+	a.exe = "/usr/lib/jvm/bin/java";
+	CHECK(rules_match(c, &a) == 2);
+	a.exe = "/usr/bin/javac";
+	CHECK(rules_match(c, &a) == -1);
+	a.cmdline = "python3 -m http.server";
+	CHECK(rules_match(c, &a) == 3);
+	a.cmdline = "/usr/bin/python3 serve";
+	CHECK(rules_match(c, &a) == -1);
+	a.cgroup = "/system.slice/a.service";
+	CHECK(rules_match(c, &a) == 4);
+	a.cgroup = "/system.slice/a.service/sub";
+	CHECK(rules_match(c, &a) == 4);
+	a.cgroup = "/system.slice/a.servicex";
+	CHECK(rules_match(c, &a) == -1);
+	a.uid = 0;
+	CHECK(rules_match(c, &a) == 5); /* first match wins over later */
+	a.comm = "nginx";
+	CHECK(rules_match(c, &a) == 0);
+	/* Unreadable attributes never match. */
+	memset(&a, 0, sizeof(a));
+	CHECK(rules_match(c, &a) == -1);
+	CHECK(cgroup_has_prefix("/a", "/"));
+	CHECK(!cgroup_has_prefix("/ab", "/a"));
+	config_free(c);
+}
+
+static void test_config_errors(void)
+{
+	static const struct {
+		const char *text;
+		const char *err;
+	} cases[] = {
+		{ "interval_ms = 1000;\nfoo = 1;\n",
+		  "t.conf:2: unknown key 'foo'" },
+		{ "interval_ms = \"1s\";\n",
+		  "t.conf:1: 'interval_ms' must be an integer" },
+		{ "rules = ( { comm = \"x\"; nodes = [ 5 ]; } );\n",
+		  "t.conf:1: node 5 does not exist" },
+		{ "rules = ( { comm = \"x\";\n nodes = [ ]; } );\n",
+		  "t.conf:2: empty target: 'nodes' lists no node" },
+		{ "rules = ( { comm = \"x\"; } );\n",
+		  "t.conf:1: empty target: rule 'rule-1' has neither 'nodes' "
+		  "nor 'cpus'" },
+		{ "rules = ( { comm = \"x\"; cpus = \"\"; } );\n",
+		  "t.conf:1: empty target: 'cpus' is empty" },
+		{ "rules = (\n{ cmdline = \"(\"; cpus = \"0\"; } );\n",
+		  NULL /* regerror text varies */ },
+		{ "rules = (\n{ name = \"a\"; comm = \"x\"; cpus = \"0\"; },\n"
+		  "{ name = \"a\"; comm = \"y\"; cpus = \"0\"; } );\n",
+		  "t.conf:3: duplicate rule name 'a' (first at line 2)" },
+		{ "rules = ( { comm = ; } );\n",
+		  NULL /* libconfig syntax error */ },
+		{ "ratio = { mode = \"fixed\"; softest = \"5:4\"; };\n",
+		  "t.conf:1: unknown key 'softest' in fixed ratio" },
+		{ "ratio = { softest = \"100:1\"; hardest = \"5:4\"; };\n",
+		  "t.conf:1: softest ratio 100:1 is harder than hardest 5:4" },
+		{ "ratio = { hardest = \"1:2\"; };\n",
+		  "t.conf:1: 'hardest': allowed must not be below preferred" },
+		{ "ratio = { mode = \"fixed\"; allowed = 0; };\n",
+		  "t.conf:1: 'allowed' = 0 is out of range 1..10000" },
+		{ "rules = ( { user = \"no-such-user-xyz\"; cpus = \"0\"; } );\n",
+		  "t.conf:1: unknown user 'no-such-user-xyz'" },
+		{ "rules = ( { cpus = \"0\"; } );\n",
+		  "t.conf:1: rule 'rule-1' has no match key (comm, exe, "
+		  "cmdline, user or cgroup)" },
+		{ "rules = ( { comm = \"x\"; cpus = \"9-12\"; } );\n",
+		  "t.conf:1: empty target: none of CPUs \"9-12\" exists" },
+		{ "rules = ( { comm = \"x\"; cpus = \"0\"; nodes = [0]; } );\n",
+		  "t.conf:1: rule 'rule-1' has both 'nodes' and 'cpus'" },
+	};
+	char err[512];
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct config *c = load(cases[i].text, err, sizeof(err));
+
+		CHECK(c == NULL);
+		if (c)
+			printf("# case %zu loaded\n", i);
+		config_free(c);
+		if (cases[i].err)
+			CHECK_STR(err, cases[i].err);
+		else
+			CHECK(!strncmp(err, "t.conf:", 7));
+	}
+
+	/* Limits: pattern length and rule count. */
+	{
+		char text[1024], pat[CONFIG_MAX_PATTERN + 2];
+		struct config *c;
+
+		memset(pat, 'a', sizeof(pat) - 1);
+		pat[sizeof(pat) - 1] = '\0';
+		snprintf(text, sizeof(text),
+			 "rules = ( { comm = \"%s\"; cpus = \"0\"; } );", pat);
+		c = load(text, err, sizeof(err));
+		CHECK(!c);
+		CHECK_STR(err, "t.conf:1: 'comm' is longer than 256 bytes");
+		config_free(c);
+	}
+	{
+		struct sbuf b = { 0 };
+		struct config *c;
+
+		sbuf_printf(&b, "rules = (\n");
+		for (int i = 0; i <= CONFIG_MAX_RULES; i++)
+			sbuf_printf(&b, "%s{ comm = \"c%d\"; cpus = \"0\"; }\n",
+				    i ? "," : "", i);
+		sbuf_printf(&b, ");\n");
+		c = load(b.buf, err, sizeof(err));
+		CHECK(!c);
+		CHECK_STR(err, "t.conf:258: too many rules (at most 256)");
+		config_free(c);
+		sbuf_free(&b);
+	}
+}
+
+static void test_config_ok(void)
+{
+	char err[512];
+	struct config *c = load(
+		"interval_ms = 500; restore_on_exit = false;\n"
+		"ratio = { mode = \"fixed\"; allowed = 20; preferred = 3; };\n"
+		"rules = ( { name = \"n\"; comm = \"x\"; nodes = [ 1, 0 ]; "
+		"threads = \"main\"; } );\n",
+		err, sizeof(err));
+	struct cpuset all;
+
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	CHECK(c->interval_ms == 500 && !c->restore_on_exit);
+	CHECK(c->mode == RATIO_FIXED && c->fixed.allowed == 20 &&
+	      c->fixed.preferred == 3);
+	cpuset_parse_list("0-3", &all);
+	CHECK(cpuset_equal(&c->rules[0].cpus, &all));
+	CHECK(c->rules[0].threads == THREADS_MAIN);
+	CHECK(cpuset_count(&c->rules[0].node_idx) == 2);
+	config_free(c);
+
+	/* Defaults. */
+	c = load("", err, sizeof(err));
+	CHECK(c && c->mode == RATIO_ADAPTIVE && c->restore_on_exit &&
+	      c->nrules == 0 && c->hardest.allowed == 100 &&
+	      c->softest.allowed == 5 && c->softest.preferred == 4);
+	config_free(c);
+}
+
+static void test_affinity(void)
+{
+	struct cpuset target;
+	int err;
+
+	fixture_reset();
+	aff_write = fake_write;
+	fake_err = 0;
+	fake_writes = 0;
+	cpuset_parse_list("0-1", &target);
+
+	/* Plain apply, then the same again is skipped without a write. */
+	mktask(100, 100, "worker", 1, 0, "0-3", "0-3\n");
+	CHECK(aff_apply_thread(proc, 100, 100, &target, false, &err) ==
+	      AFF_WRITTEN);
+	CHECK_STR(soft_of(100, 100), "0-1\n");
+	CHECK(fake_writes == 1);
+	CHECK(aff_apply_thread(proc, 100, 100, &target, false, &err) ==
+	      AFF_UNCHANGED);
+	CHECK(fake_writes == 1);
+
+	/* Target is intersected with the hard mask. */
+	mktask(101, 101, "w", 1, 0, "1-3", "1-3\n");
+	CHECK(aff_apply_thread(proc, 101, 101, &target, false, &err) ==
+	      AFF_WRITTEN);
+	CHECK_STR(soft_of(101, 101), "1\n");
+
+	/* Empty intersection: no write. */
+	mktask(102, 102, "w", 1, 0, "2-3", "2-3\n");
+	fake_writes = 0;
+	CHECK(aff_apply_thread(proc, 102, 102, &target, false, &err) ==
+	      AFF_EMPTY);
+	CHECK(fake_writes == 0);
+
+	/* RT thread: skipped before the kernel has to say EINVAL. */
+	mktask(103, 103, "rt", 1, 1, "0-3", "0-3\n");
+	CHECK(aff_apply_thread(proc, 103, 103, &target, false, &err) ==
+	      AFF_RT);
+	CHECK(fake_writes == 0);
+
+	/* Dry run decides but does not write. */
+	mktask(104, 104, "w", 1, 0, "0-3", "0-3\n");
+	CHECK(aff_apply_thread(proc, 104, 104, &target, true, &err) ==
+	      AFF_WRITTEN);
+	CHECK(fake_writes == 0);
+	CHECK_STR(soft_of(104, 104), "0-3\n");
+
+	/* Error classes from the write seam. */
+	fake_err = -EPERM;
+	CHECK(aff_apply_thread(proc, 104, 104, &target, false, &err) ==
+	      AFF_EPERM && err == -EPERM);
+	fake_err = -EINVAL;
+	CHECK(aff_apply_thread(proc, 104, 104, &target, false, &err) ==
+	      AFF_EINVAL);
+	fake_err = -ESRCH;
+	CHECK(aff_apply_thread(proc, 104, 104, &target, false, &err) ==
+	      AFF_GONE);
+	fake_err = -EIO;
+	CHECK(aff_apply_thread(proc, 104, 104, &target, false, &err) ==
+	      AFF_ERROR && err == -EIO);
+	fake_err = 0;
+	/* A thread that vanished: gone, silently. */
+	CHECK(aff_apply_thread(proc, 104, 999, &target, false, &err) ==
+	      AFF_GONE);
+	CHECK(aff_classify(-ENOENT) == AFF_GONE);
+	CHECK(aff_classify(-EACCES) == AFF_EPERM);
+
+	/* Restore: ours is reset to the hard mask ... */
+	CHECK(aff_restore_thread(proc, 100, 100, &target, false, &err) ==
+	      AFF_WRITTEN);
+	CHECK_STR(soft_of(100, 100), "0-3\n");
+	CHECK(aff_restore_thread(proc, 100, 100, &target, false, &err) ==
+	      AFF_UNCHANGED);
+	/* ... and a mask someone else set after us is left alone. */
+	mktask(105, 105, "w", 1, 0, "0-3", "3\n");
+	CHECK(aff_restore_thread(proc, 105, 105, &target, false, &err) ==
+	      AFF_FOREIGN);
+	CHECK_STR(soft_of(105, 105), "3\n");
+
+	/* Feature probe. */
+	CHECK(aff_probe(proc) == -ENOENT);
+	{
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/self/soft_affinity", proc);
+		put(path, "f\n");
+		CHECK(aff_probe(proc) == 0);
+	}
+	aff_write = write_file;
+}
+
+static struct mgr mgr;
+
+static struct config *mgr_setup(const char *text)
+{
+	struct roots r;
+	char err[512];
+	struct config *c;
+
+	c = load(text, err, sizeof(err));
+	if (!c) {
+		printf("# %s\n", err);
+		return NULL;
+	}
+	snprintf(r.proc, sizeof(r.proc), "%s", proc);
+	snprintf(r.sys, sizeof(r.sys), "%s", sys);
+	snprintf(r.run, sizeof(r.run), "%s/run", tmp);
+	mgr_init(&mgr, &r, c, &topo, false);
+	return c;
+}
+
+static void test_manager_scan(void)
+{
+	struct config *c;
+
+	fixture_reset();
+	aff_write = fake_write;
+	fake_err = 0;
+	fake_writes = 0;
+	mktask(200, 200, "app one", 10, 0, "0-3", "0-3\n");
+	mktask(200, 201, "app one", 10, 0, "0-3", "0-3\n");
+	mktask(200, 202, "app one", 10, 1, "0-3", "0-3\n"); /* RT */
+	mktask(300, 300, "other", 11, 0, "0-3", "0-3\n");
+	mktask(400, 400, "app (x)", 12, 0, "2-3", "2-3\n"); /* empty */
+	/* A kernel thread named like a match. */
+	{
+		char path[PATH_MAX], buf[1024];
+
+		stat_line(buf, sizeof(buf), 2, "app kthread", PF_KTHREAD_BIT, 1,
+			  0);
+		snprintf(path, sizeof(path), "%s/2/stat", proc);
+		put(path, buf);
+	}
+	c = mgr_setup("rules = ( { name = \"app\"; comm = \"app*\"; "
+		      "nodes = [ 0 ]; } );");
+	if (!c)
+		return;
+	CHECK(mgr_scan(&mgr) == 0);
+	CHECK(mgr.count == 2); /* 200 and 400; not 300, not the kthread */
+	CHECK_STR(soft_of(200, 200), "0-1\n");
+	CHECK_STR(soft_of(200, 201), "0-1\n");
+	CHECK_STR(soft_of(200, 202), "0-3\n");
+	CHECK_STR(soft_of(300, 300), "0-3\n");
+	CHECK(mgr.cnt.written == 2 && mgr.cnt.rt == 1 && mgr.cnt.empty == 1);
+
+	/* A rescan writes nothing new; the empty warning is not repeated. */
+	unsigned long warns = log_counts[LOG_WARNING];
+	fake_writes = 0;
+	CHECK(mgr_scan(&mgr) == 0);
+	CHECK(fake_writes == 0);
+	CHECK(log_counts[LOG_WARNING] == warns);
+
+	/* A new thread via the connector path. */
+	mktask(200, 203, "app one", 10, 0, "0-3", "0-3\n");
+	mgr_on_fork(&mgr, 200, 203, 200);
+	CHECK_STR(soft_of(200, 203), "0-1\n");
+
+	/* A forked child of a managed process is evaluated ... */
+	mktask(210, 210, "app one", 20, 0, "0-3", "0-3\n");
+	mgr_on_fork(&mgr, 200, 210, 210);
+	CHECK(mgr_lookup(&mgr, 210) != NULL);
+	CHECK_STR(soft_of(210, 210), "0-1\n");
+	/* ... a child of an unmanaged one is not (same attrs, no match). */
+	mktask(310, 310, "other", 21, 0, "0-3", "0-3\n");
+	mgr_on_fork(&mgr, 300, 310, 310);
+	CHECK(mgr_lookup(&mgr, 310) == NULL);
+
+	/* exec into something else: unmanaged and restored. */
+	mktask(210, 210, "bash", 20, 0, "0-3", NULL);
+	mgr_eval_pid(&mgr, 210);
+	CHECK(mgr_lookup(&mgr, 210) == NULL);
+	CHECK_STR(soft_of(210, 210), "0-3\n");
+
+	/* Exit of a non-leader thread keeps the process, leader drops it. */
+	mgr_on_exit(&mgr, 201, 200);
+	CHECK(mgr_lookup(&mgr, 200) != NULL);
+	mgr_on_exit(&mgr, 200, 200);
+	CHECK(mgr_lookup(&mgr, 200) == NULL);
+
+	/* pid reuse: same pid, new start time -> a new process. */
+	mgr_scan(&mgr);
+	struct managed *e = mgr_lookup(&mgr, 200);
+	CHECK(e && e->starttime == 10);
+	mktask(200, 200, "app two", 77, 0, "0-3", "0-3\n");
+	mgr_eval_pid(&mgr, 200);
+	e = mgr_lookup(&mgr, 200);
+	CHECK(e && e->starttime == 77);
+
+	/* Processes that vanished are forgotten by the next scan. */
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/400", proc);
+	CHECK(system(cmd) == 0);
+	mgr_scan(&mgr);
+	CHECK(mgr_lookup(&mgr, 400) == NULL);
+	CHECK(mgr.count == 1);
+
+	mgr_done(&mgr);
+	config_free(c);
+	aff_write = write_file;
+}
+
+static void test_manager_errors(void)
+{
+	struct config *c;
+	unsigned long warns;
+
+	fixture_reset();
+	aff_write = fake_write;
+	fake_writes = 0;
+	for (int p = 500; p < 505; p++)
+		mktask(p, p, "job", 1, 0, "0-3", "0-3\n");
+	mktask(500, 501, "job", 1, 0, "0-3", "0-3\n");
+	c = mgr_setup("rules = ( { name = \"jobs\"; comm = \"job\"; "
+		      "cpus = \"1\"; } );");
+	if (!c)
+		return;
+
+	/* EINVAL: warned once for the whole rule, still managed. */
+	fake_err = -EINVAL;
+	warns = log_counts[LOG_WARNING];
+	mgr_scan(&mgr);
+	CHECK(mgr.cnt.einval == 6);
+	CHECK(log_counts[LOG_WARNING] == warns + 1);
+	CHECK(mgr.count == 5);
+
+	/* EPERM: warned once per process, then it is left alone. */
+	fake_err = -EPERM;
+	fake_writes = 0;
+	warns = log_counts[LOG_WARNING];
+	mgr_scan(&mgr);
+	CHECK(log_counts[LOG_WARNING] == warns + 5);
+	CHECK(fake_writes == 5); /* stops at the first thread of 500 */
+	fake_writes = 0;
+	mgr_scan(&mgr);
+	CHECK(fake_writes == 0);
+	CHECK(log_counts[LOG_WARNING] == warns + 5);
+
+	/* Gone mid-operation: silent. */
+	fake_err = -ESRCH;
+	mgr_done(&mgr);
+	mgr_setup("rules = ( { name = \"jobs\"; comm = \"job\"; "
+		  "cpus = \"1\"; } );");
+	warns = log_counts[LOG_WARNING];
+	mgr_scan(&mgr);
+	CHECK(log_counts[LOG_WARNING] == warns);
+	CHECK(mgr.cnt.gone == 6);
+	fake_err = 0;
+	mgr_done(&mgr);
+	config_free((struct config *)mgr.cfg);
+	config_free(c);
+	aff_write = write_file;
+}
+
+static void test_manager_reload(void)
+{
+	struct config *c1, *c2, *c3;
+	char err[512];
+
+	fixture_reset();
+	aff_write = fake_write;
+	fake_err = 0;
+	mktask(600, 600, "keep", 1, 0, "0-3", "0-3\n");
+	mktask(601, 601, "change", 1, 0, "0-3", "0-3\n");
+	mktask(602, 602, "gone", 1, 0, "0-3", "0-3\n");
+	mktask(603, 603, "foreign", 1, 0, "0-3", "0-3\n");
+	c1 = mgr_setup("rules = (\n"
+		       "{ name = \"keep\"; comm = \"keep\"; cpus = \"0\"; },\n"
+		       "{ name = \"change\"; comm = \"change\"; cpus = \"0\"; },\n"
+		       "{ name = \"gone\"; comm = \"gone\"; cpus = \"0\"; },\n"
+		       "{ name = \"foreign\"; comm = \"foreign\"; cpus = \"0\"; }\n"
+		       ");");
+	if (!c1)
+		return;
+	mgr_scan(&mgr);
+	CHECK(mgr.count == 4);
+	/* Someone else changes 603 after us. */
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/603/task/603/soft_affinity_list", proc);
+	put(path, "2-3\n");
+
+	c2 = load("rules = (\n"
+		  "{ name = \"change\"; comm = \"change\"; cpus = \"1\"; },\n"
+		  "{ name = \"keep\"; comm = \"keep\"; cpus = \"0\"; }\n"
+		  ");", err, sizeof(err));
+	CHECK(c2 != NULL);
+	fake_writes = 0;
+	CHECK(mgr_reload(&mgr, c2) == 0);
+	CHECK_STR(soft_of(600, 600), "0\n");	/* untouched */
+	CHECK_STR(soft_of(601, 601), "1\n");	/* re-applied */
+	CHECK_STR(soft_of(602, 602), "0-3\n");	/* restored */
+	CHECK_STR(soft_of(603, 603), "2-3\n");	/* foreign: left alone */
+	CHECK(mgr_lookup(&mgr, 600)->rule == 1);
+	CHECK(mgr.rule_count[0] == 1 && mgr.rule_count[1] == 1);
+	CHECK(fake_writes == 3); /* 601 reset + 601 apply + 602 reset */
+	config_free(c1);
+
+	/* Shutdown with restore_on_exit. */
+	c3 = c2;
+	mgr_restore_all(&mgr);
+	CHECK_STR(soft_of(600, 600), "0-3\n");
+	CHECK_STR(soft_of(601, 601), "0-3\n");
+	mgr_done(&mgr);
+	config_free(c3);
+	aff_write = write_file;
+}
+
+static void test_manager_many(void)
+{
+	struct config *c;
+
+	/* Enough processes to exercise growing and shrinking the table. */
+	fixture_reset();
+	aff_write = fake_write;
+	for (int p = 1000; p < 3000; p++)
+		mktask(p, p, p % 2 ? "odd" : "even", (unsigned)p, 0, "0-3",
+		       "0-3\n");
+	c = mgr_setup("rules = ( { comm = \"odd\"; cpus = \"0\"; } );");
+	if (!c)
+		return;
+	mgr_scan(&mgr);
+	CHECK(mgr.count == 1000);
+	CHECK(mgr.nbuckets >= 512);
+	char cmd[PATH_MAX + 32];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/1* %s/2[0-8]*", proc, proc);
+	CHECK(system(cmd) == 0);
+	mgr_scan(&mgr);
+	CHECK(mgr.count == 50);
+	CHECK(mgr.nbuckets == 256);
+	struct sbuf b = { 0 };
+	mgr_status(&mgr, &b);
+	CHECK(b.buf && strstr(b.buf, "processes 50 pids 2901 2903"));
+	sbuf_free(&b);
+	mgr_done(&mgr);
+	config_free(c);
+	aff_write = write_file;
+}
+
+static void test_sampler(void)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+	double util[2];
+
+	CHECK(sampler_feed(s, "cpu  0 0 0 0 0 0 0 0 0 0\n"
+			      "cpu0 100 0 0 100 0 0 0 0 0 0\n"
+			      "cpu1 100 0 0 100 0 0 0 0 0 0\n"
+			      "cpu2 100 0 0 100 0 0 0 0 0 0\n"
+			      "cpu3 100 0 0 100 0 0 0 0 0 0\n"
+			      "intr 1 2 3\n") == 0);
+	CHECK(cpuset_empty(&s->valid));
+	CHECK(sampler_feed(s, "cpu0 190 0 0 110 0 0 0 0 0 0\n"
+			      "cpu1 170 0 10 120 0 0 0 0 0 0\n"
+			      "cpu2 110 0 0 180 10 0 0 0 0 0\n"
+			      "cpu3 100 0 0 200 0 0 0 0 0 0\n") == 0);
+	CHECK(s->util[0] > 0.899 && s->util[0] < 0.901);
+	CHECK(s->util[1] > 0.799 && s->util[1] < 0.801);
+	CHECK(s->util[2] > 0.099 && s->util[2] < 0.101);
+	CHECK(s->util[3] == 0.0);
+	two_node_topo();
+	sampler_node_util(s, &topo, util);
+	CHECK(util[0] > 0.849 && util[0] < 0.851);
+	CHECK(util[1] > 0.049 && util[1] < 0.051);
+	/* Counters going backwards (hotplug): no value this round. */
+	CHECK(sampler_feed(s, "cpu0 10 0 0 10 0 0 0 0 0 0\n") == 0);
+	CHECK(cpuset_empty(&s->valid));
+	CHECK(sampler_feed(s, "garbage\n") == -EINVAL);
+	CHECK(sampler_feed(s, "cpu0 1 2\n") == -EINVAL);
+	free(s);
+}
+
+/* Drive the controller with one utilization pair per sample. */
+struct run {
+	unsigned int soften, harden, flips;
+	struct ratio last;
+};
+
+static struct run drive(const struct ctl_params *p, struct ctl_state *s,
+			double u0, double u1, int samples, uint64_t *now)
+{
+	struct cpuset g;
+	double util[2] = { u0, u1 };
+	struct ctl_input in = { util, 2, &g, 1, 0 };
+	struct run r = { 0, 0, 0, { 0, 0 } };
+	enum ctl_action prev = CTL_HOLD;
+	char reason[160];
+
+	cpuset_zero(&g);
+	cpuset_set(&g, 0); /* managed work prefers node 0 */
+	for (int i = 0; i < samples; i++) {
+		enum ctl_action a;
+
+		*now += 1000;
+		in.now_ms = *now;
+		a = ctl_step(p, s, &in, reason, sizeof(reason));
+		if (a == CTL_SOFTEN)
+			r.soften++;
+		if (a == CTL_HARDEN)
+			r.harden++;
+		if (a != CTL_HOLD && prev != CTL_HOLD && a != prev)
+			r.flips++;
+		if (a != CTL_HOLD)
+			prev = a;
+	}
+	r.last = ctl_ratio(s);
+	return r;
+}
+
+static void test_control(void)
+{
+	struct ctl_params p = { { 5, 4 }, { 100, 1 }, 85, 50, 3, 5000 };
+	struct ctl_state s;
+	struct run r;
+	uint64_t now = 0;
+
+	ctl_init(&s, &p);
+	CHECK(s.ladder[0].allowed == 100 && s.ladder[0].preferred == 1);
+	CHECK(s.ladder[s.nrungs - 1].allowed == 5 &&
+	      s.ladder[s.nrungs - 1].preferred == 4);
+	for (unsigned int i = 1; i < s.nrungs; i++)
+		CHECK((unsigned long long)s.ladder[i].allowed *
+			      s.ladder[i - 1].preferred <
+		      (unsigned long long)s.ladder[i - 1].allowed *
+			      s.ladder[i].preferred);
+
+	/* Imbalance: node 0 full, node 1 idle -> soften, rate limited. */
+	r = drive(&p, &s, 0.95, 0.10, 3, &now);
+	CHECK(r.soften == 1); /* only after hold = 3 samples */
+	r = drive(&p, &s, 0.95, 0.10, 4, &now);
+	CHECK(r.soften == 0); /* min_change_ms = 5 s not yet over */
+	r = drive(&p, &s, 0.95, 0.10, 2, &now);
+	CHECK(r.soften == 1); /* 5 s after the first step */
+	r = drive(&p, &s, 0.95, 0.10, 200, &now);
+	CHECK(r.last.allowed == 5 && r.last.preferred == 4);
+	CHECK(r.flips == 0);
+	/* Stays at the bound. */
+	r = drive(&p, &s, 0.95, 0.10, 20, &now);
+	CHECK(r.soften == 0 && r.last.allowed == 5);
+
+	/* Deadband: moderately loaded, nothing moves. */
+	r = drive(&p, &s, 0.70, 0.60, 100, &now);
+	CHECK(r.soften == 0 && r.harden == 0);
+
+	/* Balance with every node busy -> harden back to 100:1. */
+	r = drive(&p, &s, 0.95, 0.92, 200, &now);
+	CHECK(r.harden >= 1 && r.soften == 0);
+	CHECK(r.last.allowed == 100 && r.last.preferred == 1);
+
+	/* Light load that fits at home also hardens. */
+	ctl_init(&s, &p);
+	drive(&p, &s, 0.95, 0.10, 40, &now);
+	CHECK(s.rung > 0);
+	r = drive(&p, &s, 0.20, 0.10, 200, &now);
+	CHECK(r.last.allowed == 100);
+
+	/* Noise around the thresholds: no oscillation. */
+	ctl_init(&s, &p);
+	{
+		unsigned int flips = 0, changes = 0;
+		uint64_t seed = 12345;
+
+		for (int i = 0; i < 2000; i++) {
+			seed = seed * 6364136223846793005ULL + 1;
+			double n = (double)(seed >> 40) / (double)(1 << 24);
+			/* Alternate between "just saturated" and "just not". */
+			double u0 = (i / 2) % 2 ? 0.86 + 0.05 * n : 0.80;
+			double u1 = 0.45 + 0.1 * n;
+
+			r = drive(&p, &s, u0, u1, 1, &now);
+			changes += r.soften + r.harden;
+			flips += r.flips;
+		}
+		CHECK(changes == 0); /* never 3 samples in a row */
+		CHECK(flips == 0);
+	}
+	/* A square wave slower than hold: at most one step per 5 s. */
+	ctl_init(&s, &p);
+	{
+		unsigned int changes = 0;
+
+		for (int i = 0; i < 100; i++) {
+			r = drive(&p, &s, 0.95, i % 2 ? 0.10 : 0.95, 4, &now);
+			changes += r.soften + r.harden;
+		}
+		CHECK(changes <= 400 * 1000 / 5000);
+	}
+	/* Two instances, one per node, both busy: harden, never soften. */
+	{
+		struct cpuset g[2];
+		double util[2] = { 0.95, 0.95 };
+		struct ctl_input in = { util, 2, g, 2, 0 };
+		char reason[160];
+		unsigned int soft = 0;
+
+		cpuset_zero(&g[0]);
+		cpuset_zero(&g[1]);
+		cpuset_set(&g[0], 0);
+		cpuset_set(&g[1], 1);
+		ctl_init(&s, &p);
+		s.rung = s.nrungs - 1;
+		for (int i = 0; i < 100; i++) {
+			now += 1000;
+			in.now_ms = now;
+			if (ctl_step(&p, &s, &in, reason, sizeof(reason)) ==
+			    CTL_SOFTEN)
+				soft++;
+		}
+		CHECK(soft == 0 && s.rung == 0);
+		/* Instance A busy, B idle: A may spill into node 1. */
+		util[1] = 0.05;
+		for (int i = 0; i < 100; i++) {
+			now += 1000;
+			in.now_ms = now;
+			ctl_step(&p, &s, &in, reason, sizeof(reason));
+		}
+		CHECK(s.rung == s.nrungs - 1);
+	}
+	/* No managed work: hold. */
+	{
+		double util[2] = { 1, 0 };
+		struct ctl_input in = { util, 2, NULL, 0, 0 };
+		char reason[160];
+
+		CHECK(ctl_step(&p, &s, &in, reason, sizeof(reason)) ==
+		      CTL_HOLD);
+		CHECK_STR(reason, "no managed work");
+	}
+	/* softest == hardest: a single rung. */
+	{
+		struct ctl_params q = p;
+
+		q.softest = q.hardest;
+		ctl_init(&s, &q);
+		CHECK(s.nrungs == 1);
+	}
+}
+
+static void test_write_order(void)
+{
+	/* Every transition between valid ratios keeps a valid midpoint. */
+	static const unsigned int v[] = { 1, 2, 3, 4, 5, 10, 100, 10000 };
+	bool ok = true;
+
+	for (size_t a = 0; a < ARRAY_SIZE(v); a++)
+		for (size_t b = 0; b <= a; b++)
+			for (size_t c = 0; c < ARRAY_SIZE(v); c++)
+				for (size_t d = 0; d <= c; d++) {
+					struct ratio cur = { v[a], v[b] };
+					struct ratio nx = { v[c], v[d] };
+					struct ratio mid;
+
+					if (ctl_write_allowed_first(cur, nx))
+						mid = (struct ratio){
+							nx.allowed,
+							cur.preferred };
+					else
+						mid = (struct ratio){
+							cur.allowed,
+							nx.preferred };
+					if (mid.allowed < mid.preferred)
+						ok = false;
+				}
+	CHECK(ok);
+}
+
+static int ev_count;
+static struct pc_event ev_last;
+
+static void ev_cb(const struct pc_event *e, void *ud)
+{
+	(void)ud;
+	ev_count++;
+	ev_last = *e;
+}
+
+static void test_procconn_parse(void)
+{
+	struct {
+		struct nlmsghdr nl;
+		struct cn_msg cn;
+		struct proc_event ev;
+	} __attribute__((packed)) m;
+
+	memset(&m, 0, sizeof(m));
+	m.nl.nlmsg_len = sizeof(m);
+	m.nl.nlmsg_type = NLMSG_DONE;
+	m.cn.id.idx = CN_IDX_PROC;
+	m.cn.id.val = CN_VAL_PROC;
+	m.cn.len = sizeof(m.ev);
+	m.ev.what = PROC_EVENT_FORK;
+	m.ev.event_data.fork.parent_pid = 10;
+	m.ev.event_data.fork.parent_tgid = 10;
+	m.ev.event_data.fork.child_pid = 11;
+	m.ev.event_data.fork.child_tgid = 10;
+	ev_count = 0;
+	CHECK(procconn_parse(&m, sizeof(m), ev_cb, NULL) == 1);
+	CHECK(ev_last.kind == PC_FORK && ev_last.pid == 11 &&
+	      ev_last.tgid == 10 && ev_last.parent_tgid == 10);
+	m.ev.what = PROC_EVENT_EXIT;
+	m.ev.event_data.exit.process_pid = 12;
+	m.ev.event_data.exit.process_tgid = 12;
+	CHECK(procconn_parse(&m, sizeof(m), ev_cb, NULL) == 1);
+	CHECK(ev_last.kind == PC_EXIT && ev_last.pid == 12);
+	/* Truncated payload and foreign connector ids are ignored. */
+	m.cn.len = 4;
+	CHECK(procconn_parse(&m, sizeof(m), ev_cb, NULL) == 0);
+	m.cn.len = sizeof(m.ev);
+	m.cn.id.idx = 7;
+	CHECK(procconn_parse(&m, sizeof(m), ev_cb, NULL) == 0);
+	CHECK(procconn_parse(&m, 3, ev_cb, NULL) == 0);
+
+	/*
+	 * Found by fuzz_proc: a second header that claims more than is left
+	 * used to wrap the remaining length and read past the buffer.
+	 */
+	{
+		uint32_t *raw = calloc(1, 40);
+		unsigned char *b = (unsigned char *)raw;
+
+		b[0] = 17;	/* nlmsg_len of message 1 */
+		b[20] = 17;	/* message 2, at NLMSG_ALIGN(17) */
+		CHECK(procconn_parse(raw, 37, ev_cb, NULL) == 0);
+		free(raw);
+	}
+}
+
+static void test_util(void)
+{
+	uint64_t v;
+	char path[PATH_MAX];
+
+	CHECK(parse_u64("123", &v) == 0 && v == 123);
+	CHECK(parse_u64("", &v) == -EINVAL);
+	CHECK(parse_u64("1x", &v) == -EINVAL);
+	CHECK(parse_u64("99999999999999999999999", &v) == -ERANGE);
+	fixture_reset();
+	snprintf(path, sizeof(path), "%s/run/status", tmp);
+	mkdirs(strcat(strcpy(path, tmp), "/run"));
+	strcat(path, "/status");
+	CHECK(write_file_atomic(path, "hello\n", 6) == 0);
+	CHECK_STR(get(path), "hello\n");
+	strcat(path, ".tmp");
+	CHECK(access(path, F_OK) < 0);
+}
+
+int main(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	snprintf(tmp, sizeof(tmp), "%s/softaffd-unit-XXXXXX", t ? t : "/tmp");
+	if (!mkdtemp(tmp)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(proc, sizeof(proc), "%s/proc", tmp);
+	snprintf(sys, sizeof(sys), "%s/sys", tmp);
+	log_init(getenv("UNIT_VERBOSE") ? LOG_DEBUG : -1);
+	log_set_journal(0);
+	two_node_topo();
+
+	RUN(test_cpuset_list, "cpulist parse/format");
+	RUN(test_cpuset_mask, "hex mask parse/format");
+	RUN(test_stat_parser, "/proc/PID/stat parser, hostile comm");
+	RUN(test_status_parser, "status, cgroup, cmdline parsers");
+	RUN(test_topology, "node topology from a fake sys root");
+	RUN(test_rules, "rule matching: comm, exe, cmdline, user, cgroup");
+	RUN(test_config_errors, "config errors carry file:line");
+	RUN(test_config_ok, "config values and defaults");
+	RUN(test_affinity, "apply/skip/error classification, restore");
+	RUN(test_manager_scan, "scan, events, pid reuse, exit");
+	RUN(test_manager_errors, "EPERM/EINVAL/ESRCH warn-once policy");
+	RUN(test_manager_reload, "reload restores changed/removed rules");
+	RUN(test_manager_many, "2000 processes, table grows and shrinks");
+	RUN(test_sampler, "per-CPU and per-node utilization");
+	RUN(test_control, "controller: soften, harden, no oscillation");
+	RUN(test_write_order, "sysctl write order never invalid");
+	RUN(test_procconn_parse, "proc connector message decoding");
+	RUN(test_util, "helpers, atomic status write");
+
+	nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	return t_failed_checks ? 1 : 0;
+}
