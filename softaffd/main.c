@@ -676,7 +676,9 @@ int main(int argc, char **argv)
 		log_err("cannot scan %s: %s", o.roots.proc, strerror(-r));
 		goto out_mgr;
 	}
-	ratio_apply_config(&d);
+	/* --once leaves the adaptive ratio alone: nobody would adapt it. */
+	if (!o.once || d.cfg->mode == RATIO_FIXED)
+		ratio_apply_config(&d);
 	sampler_update(d.sampler, o.roots.proc); /* prime the deltas */
 	log_info("started: %u rules, %zu processes managed, ratio %s",
 		 d.cfg->nrules, d.mgr.count, ratio_mode_name(d.cfg->mode));
