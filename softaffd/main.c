@@ -337,10 +337,16 @@ static void publish(struct daemon *d)
 		warned = true;
 	}
 	sbuf_free(&b);
-	sd_notifyf(0, "STATUS=%zu processes under %u rules, ratio %u:%u (%s)%s",
-		   d->mgr.count, d->cfg->nrules, d->sysctl_cur.allowed,
-		   d->sysctl_cur.preferred, ratio_mode_name(d->cfg->mode),
-		   d->conn_fd >= 0 ? "" : ", rescan only");
+	if (d->have_sysctl)
+		snprintf(cpus, sizeof(cpus), "ratio %u:%u (%s)",
+			 d->sysctl_cur.allowed, d->sysctl_cur.preferred,
+			 ratio_mode_name(d->cfg->mode));
+	else
+		snprintf(cpus, sizeof(cpus), "ratio unavailable");
+	sd_notifyf(0, "STATUS=%zu processes under %u rules, %s%s%s",
+		   d->mgr.count, d->cfg->nrules, cpus,
+		   d->conn_fd >= 0 ? "" : ", rescan only",
+		   d->o->dry_run ? ", dry run" : "");
 }
 
 /* ---- event handlers ---- */
@@ -461,7 +467,10 @@ static void reload(struct daemon *d)
 	char err[1024];
 	int r;
 
-	sd_notify(0, "RELOADING=1\nSTATUS=reloading configuration");
+	/* MONOTONIC_USEC: newer systemd wants it next to RELOADING=1. */
+	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\n"
+		   "STATUS=reloading configuration",
+		   (unsigned long long)now_ms() * 1000);
 	log_info("reloading %s", d->o->config);
 	r = config_load(d->o->config, d->topo, &ncfg, err, sizeof(err));
 	if (r < 0) {

@@ -112,6 +112,7 @@ void sampler_node_util(const struct sampler *s, const struct topology *t,
 			sum += s->util[c];
 			n++;
 		}
-		ret[i] = n ? sum / n : 0.0;
+		if (n)
+			ret[i] = sum / n;
 	}
 }

@@ -28,7 +28,8 @@ int sampler_feed(struct sampler *s, const char *buf);
 int sampler_update(struct sampler *s, const char *proc);
 /*
  * Utilization of each topology node (mean of its CPUs with a value);
- * a node with none reads as 0.  ret has t->nnodes entries.
+ * a node without a fresh value keeps what ret held, so a missed tick is
+ * not mistaken for an idle node.  ret has t->nnodes entries.
  */
 void sampler_node_util(const struct sampler *s, const struct topology *t,
 		       double *ret);

@@ -164,19 +164,29 @@ rules = (
 	{ name = "d1"; comm = "softaff-demo1"; nodes = [1]; }
 );
 CONF
-"$SAN" -c "$WORK/d.conf" --sys-root "$CONFDIR/sys" --proc-root "$P" \
-	--run-dir "$RUN" > /dev/null 2> "$WORK/dlog" &
-DPID=$!
-
-wait_for() { # up to 5 s
+wait_for() { # up to 10 s; generous for a loaded build machine
 	i=0
-	while [ $i -lt 50 ]; do
+	while [ $i -lt 100 ]; do
 		if sh -c "$1"; then return 0; fi
 		sleep 0.1
 		i=$((i + 1))
 	done
 	return 1
 }
+
+# A fake systemd notify socket, if python3 is around.
+NOTIFY=""
+if command -v python3 > /dev/null; then
+	python3 "$HERE/tests/notify-listen.py" "$WORK/notify.sock" \
+		"$WORK/notify" 30 &
+	NPID=$!
+	wait_for "[ -S '$WORK/notify.sock' ]"
+	NOTIFY=$WORK/notify.sock
+fi
+NOTIFY_SOCKET=$NOTIFY WATCHDOG_USEC=200000 JOURNAL_STREAM=1:1 \
+	"$SAN" -c "$WORK/d.conf" --sys-root "$CONFDIR/sys" --proc-root "$P" \
+	--run-dir "$RUN" > /dev/null 2> "$WORK/dlog" &
+DPID=$!
 
 check "daemon: publishes status" wait_for "[ -f '$RUN/status' ]"
 "$SAN" --status --run-dir "$RUN" > "$WORK/status" 2>&1
@@ -227,6 +237,27 @@ kill -TERM $DPID
 wait $DPID
 rc=$?
 check "daemon: SIGTERM exits 0" test $rc = 0
+if [ -n "$NOTIFY" ]; then
+	wait $NPID
+	sed 's/^/# notify: /' "$WORK/notify" | sort | uniq -c | sort -rn | head -n 12
+	check "systemd: READY=1 first, after the initial scan" \
+		sh -c "head -n 2 '$WORK/notify' | grep -q '^READY=1$'"
+	check "systemd: STATUS= one-line summary" \
+		grep -q '^STATUS=3 processes under 2 rules, ratio 50:1 (fixed)' \
+		"$WORK/notify"
+	check "systemd: WATCHDOG=1 pings with WATCHDOG_USEC set" \
+		sh -c "[ \$(grep -c '^WATCHDOG=1$' '$WORK/notify') -ge 3 ]"
+	check "systemd: RELOADING=1 then READY=1 on SIGHUP" \
+		sh -c "grep -A3 '^RELOADING=1|MONOTONIC_USEC=' '$WORK/notify' | grep -q '^READY=1$'"
+	check "systemd: STOPPING=1 on SIGTERM" \
+		grep -q '^STOPPING=1' "$WORK/notify"
+else
+	for t in READY STATUS WATCHDOG RELOADING STOPPING; do
+		ok "systemd: $t # SKIP no python3"
+	done
+fi
+check "systemd: journald <N> priority prefixes under JOURNAL_STREAM" \
+	sh -c "grep -q '^<6>' '$WORK/dlog' && grep -q '^<3>.*d.conf:1: node 9' '$WORK/dlog'"
 check "daemon: restore_on_exit resets what it set" \
 	sh -c "[ \"\$(cat $P/4242/task/4242/soft_affinity_list)\" = 0-3 ] &&
 	       [ \"\$(cat $P/4280/task/4280/soft_affinity_list)\" = 0-3 ]"
@@ -236,6 +267,104 @@ check "daemon: status file removed on exit" test ! -e "$RUN/status"
 check "daemon: sanitizer-clean run" \
 	sh -c "! grep -q 'Sanitizer\|runtime error' '$WORK/dlog'"
 grep -i 'sanitizer\|runtime error' "$WORK/dlog" | sed 's/^/# /'
+
+# ---- the adaptive ratio, driven through a fake /proc/stat ----
+# stat_writer: every 50 ms add each CPU's busy share from $WORK/load
+# ("b0 b1 b2 b3", percent) to cumulative counters in $P/stat.
+stat_writer() {
+	u0=0 u1=0 u2=0 u3=0 i0=0 i1=0 i2=0 i3=0
+	while [ -f "$WORK/load" ]; do
+		set -- $(cat "$WORK/load")
+		u0=$((u0 + $1)) i0=$((i0 + 100 - $1))
+		u1=$((u1 + $2)) i1=$((i1 + 100 - $2))
+		u2=$((u2 + $3)) i2=$((i2 + 100 - $3))
+		u3=$((u3 + $4)) i3=$((i3 + 100 - $4))
+		printf 'cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 %d 0 0 %d 0 0 0 0 0 0\ncpu1 %d 0 0 %d 0 0 0 0 0 0\ncpu2 %d 0 0 %d 0 0 0 0 0 0\ncpu3 %d 0 0 %d 0 0 0 0 0 0\n' \
+			$u0 $i0 $u1 $i1 $u2 $i2 $u3 $i3 > "$P/stat.new"
+		mv "$P/stat.new" "$P/stat"
+		sleep 0.05
+	done
+}
+ratio() { echo "$(cat $P/sys/kernel/sched_allowed):$(cat $P/sys/kernel/sched_preferred)"; }
+
+echo "95 95 5 5" > "$WORK/load"
+stat_writer &
+SWPID=$!
+echo 100 > "$P/sys/kernel/sched_allowed"
+echo 1 > "$P/sys/kernel/sched_preferred"
+cat > "$WORK/a.conf" <<CONF
+interval_ms = 100;
+ratio = { mode = "adaptive"; hardest = "100:1"; softest = "5:4";
+	  saturated = 85; idle = 50; hold = 2; min_change_ms = 0; };
+rules = ( { name = "home0"; comm = "softaff-demo0*"; nodes = [0]; } );
+CONF
+"$SAN" -c "$WORK/a.conf" --sys-root "$CONFDIR/sys" --proc-root "$P" \
+	--run-dir "$RUN" > /dev/null 2> "$WORK/alog" &
+APID=$!
+check "adaptive: node 0 saturated, node 1 idle -> softens to 5:4" \
+	wait_for "[ \"\$(cat $P/sys/kernel/sched_allowed):\$(cat $P/sys/kernel/sched_preferred)\" = 5:4 ]"
+check "adaptive: each change logged with its reason" \
+	grep -q 'sched_allowed:sched_preferred 100:1 -> 50:1 (soften: preferred nodes at 95% while others at 5%)' "$WORK/alog"
+echo "95 95 95 95" > "$WORK/load"
+check "adaptive: every node busy -> hardens back to 100:1" \
+	wait_for "[ \"\$(cat $P/sys/kernel/sched_allowed):\$(cat $P/sys/kernel/sched_preferred)\" = 100:1 ]"
+check "adaptive: harden reason logged" \
+	grep -q -- '-> 100:1 (harden: all nodes busy' "$WORK/alog"
+echo "70 70 60 60" > "$WORK/load"
+n0=$(grep -c 'sched_allowed:sched_preferred' "$WORK/alog")
+sleep 1
+n1=$(grep -c 'sched_allowed:sched_preferred' "$WORK/alog")
+check "adaptive: deadband holds still ($n0 -> $n1 changes)" test "$n0" = "$n1"
+check "adaptive: status shows per-node utilization" \
+	wait_for "'$SAN' --status --run-dir '$RUN' | grep -q '^node 0 cpus 0-1 util 70.0%'"
+echo "95 95 5 5" > "$WORK/load"
+wait_for "[ \"\$(cat $P/sys/kernel/sched_allowed)\" != 100 ]"
+kill -TERM $APID
+wait $APID
+check "adaptive: ratio found at start restored on exit" \
+	sh -c "[ \"\$(cat $P/sys/kernel/sched_allowed):\$(cat $P/sys/kernel/sched_preferred)\" = 100:1 ]"
+check "adaptive: sanitizer-clean run" \
+	sh -c "! grep -q 'Sanitizer\|runtime error' '$WORK/alog'"
+rm -f "$WORK/load"
+wait $SWPID
+
+# ---- the real proc connector (root + CONFIG_PROC_EVENTS only) ----
+# Dry run on the host's /proc with an hour-long rescan: only the connector
+# can find the process we start.  No soft_affinity needed (dry run).
+if [ "$(id -u)" = 0 ]; then
+	cp /bin/sleep "$WORK/sa-probe-$$"
+	cat > "$WORK/c.conf" <<CONF
+rescan_ms = 3600000;
+ratio = { mode = "off"; };
+rules = ( { name = "probe"; comm = "sa-probe-$$"; cpus = "0"; } );
+CONF
+	"$SAN" -c "$WORK/c.conf" --run-dir "$WORK/crun" --dry-run -v \
+		> /dev/null 2> "$WORK/clog" &
+	CPID=$!
+	if wait_for "grep -q 'listening to the proc connector' '$WORK/clog'" &&
+	   wait_for "grep -q '^softaffd: started' '$WORK/clog'"; then
+		"$WORK/sa-probe-$$" 2 &
+		PPID_=$!
+		check "connector: exec of a matching process is seen" \
+			wait_for "grep -q 'pid $PPID_ (sa-probe-$$) matches rule' '$WORK/clog'"
+		kill $PPID_ 2> /dev/null
+		wait $PPID_ 2> /dev/null
+		check "connector: exit is seen (process forgotten)" \
+			wait_for "'$SAN' --status --run-dir '$WORK/crun' | grep -q '^rule probe cpus 0 processes 0'"
+	else
+		sed 's/^/# /' "$WORK/clog"
+		ok "connector: exec of a matching process is seen # SKIP connector unavailable"
+		ok "connector: exit is seen # SKIP connector unavailable"
+	fi
+	kill -TERM $CPID
+	wait $CPID
+	check "connector: sanitizer-clean run" \
+		sh -c "! grep -q 'Sanitizer\|runtime error' '$WORK/clog'"
+else
+	ok "connector: exec of a matching process is seen # SKIP needs root"
+	ok "connector: exit is seen # SKIP needs root"
+	ok "connector: sanitizer-clean run # SKIP needs root"
+fi
 
 # ---- fuzz ----
 targets="fuzz_config fuzz_proc"
