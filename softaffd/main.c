@@ -540,12 +540,18 @@ static int run_loop(struct daemon *d)
 			} else if (fd == d->rescan_fd) {
 				timer_ack(fd);
 				d->rescan_pending = true;
+				d->mgr.last_scan_ms = 0; /* due now */
 			} else if (fd == d->wd_fd) {
 				timer_ack(fd);
 				sd_notify(0, "WATCHDOG=1");
 			}
 		}
-		if (d->rescan_pending && !stop) {
+		/*
+		 * An overflowing connector asks for a rescan on every read;
+		 * at most one per second, the next timer tick picks it up.
+		 */
+		if (d->rescan_pending && !stop &&
+		    now_ms() - d->mgr.last_scan_ms >= 1000) {
 			d->rescan_pending = false;
 			mgr_scan(&d->mgr);
 		}

@@ -284,8 +284,9 @@ static bool restore_one(struct mgr *m, struct managed *e, int tid)
 				 m->dry_run, &err);
 	if (res == AFF_WRITTEN) {
 		m->cnt.restored++;
-		log_debug("%sreset soft affinity of %d/%d",
-			  m->dry_run ? "dry-run: would " : "", e->pid, tid);
+		log_msg(m->dry_run ? LOG_INFO : LOG_DEBUG,
+			"%sreset soft affinity of %d/%d to its hard mask",
+			m->dry_run ? "dry-run: would " : "", e->pid, tid);
 	} else if (res == AFF_FOREIGN) {
 		m->cnt.foreign++;
 		log_debug("%d/%d: soft affinity changed by someone else, left "
@@ -347,7 +348,7 @@ static void unmanage(struct mgr *m, struct managed *e, const char *why)
 	drop(m, e);
 }
 
-static void eval(struct mgr *m, int pid, const struct pstat *st)
+static void eval(struct mgr *m, int pid, const struct pstat *st, bool forked)
 {
 	struct managed *e = mgr_lookup(m, pid);
 	struct proc_attrs a;
@@ -383,14 +384,16 @@ static void eval(struct mgr *m, int pid, const struct pstat *st)
 			log_err("out of memory tracking pid %d", pid);
 			return;
 		}
-		log_info("pid %d (%s) matches rule '%s'", pid,
-			 procfs_escape(st->comm, comm, sizeof(comm)),
-			 m->cfg->rules[rule].name);
+		/* Children of managed processes: fork storms stay quiet. */
+		log_msg(forked ? LOG_DEBUG : LOG_INFO,
+			"pid %d (%s) matches rule '%s'", pid,
+			procfs_escape(st->comm, comm, sizeof(comm)),
+			m->cfg->rules[rule].name);
 	}
 	apply_proc(m, e);
 }
 
-void mgr_eval_pid(struct mgr *m, int pid)
+static void eval_pid(struct mgr *m, int pid, bool forked)
 {
 	struct managed *e;
 	struct pstat st;
@@ -401,7 +404,12 @@ void mgr_eval_pid(struct mgr *m, int pid)
 			drop(m, e);
 		return;
 	}
-	eval(m, pid, &st);
+	eval(m, pid, &st, forked);
+}
+
+void mgr_eval_pid(struct mgr *m, int pid)
+{
+	eval_pid(m, pid, false);
 }
 
 int mgr_scan(struct mgr *m)
@@ -409,6 +417,7 @@ int mgr_scan(struct mgr *m)
 	struct dirent *de;
 	DIR *d;
 
+	m->last_scan_ms = now_ms();
 	d = opendir(m->roots.proc);
 	if (!d)
 		return -errno;
@@ -422,7 +431,7 @@ int mgr_scan(struct mgr *m)
 			continue;
 		if (procfs_read_stat(m->roots.proc, (int)pid, 0, &st) < 0)
 			continue;
-		eval(m, (int)pid, &st);
+		eval(m, (int)pid, &st, false);
 	}
 	closedir(d);
 
@@ -459,7 +468,7 @@ void mgr_on_fork(struct mgr *m, int parent_tgid, int child_pid,
 	 * rest keeps fork storms cheap; exec and comm events re-evaluate.
 	 */
 	if (mgr_lookup(m, parent_tgid))
-		mgr_eval_pid(m, child_tgid);
+		eval_pid(m, child_tgid, true);
 }
 
 void mgr_on_exit(struct mgr *m, int pid, int tgid)

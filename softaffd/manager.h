@@ -41,6 +41,7 @@ struct mgr {
 	struct managed **buckets;
 	size_t nbuckets, count;
 	uint32_t gen;
+	uint64_t last_scan_ms;
 	unsigned int *rule_count;	/* managed processes per rule */
 	bool *einval_warned;		/* per rule */
 	struct mgr_counters cnt;

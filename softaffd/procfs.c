@@ -170,6 +170,10 @@ int procfs_parse_cgroup(const char *buf, char *ret, size_t size)
 	return -EINVAL;
 }
 
+/*
+ * /proc/PID/cmdline:
+ *   /usr/bin/python3\0-m\0http.server\0       ->  "/usr/bin/python3 -m http.server"
+ */
 void procfs_flatten_cmdline(char *buf, size_t len)
 {
 	while (len && buf[len - 1] == '\0')
