@@ -9,15 +9,15 @@
 
 /* What happened to one thread; the caller decides what to log. */
 enum aff_result {
-	AFF_WRITTEN,	/* soft affinity set (or would be, in dry-run) */
-	AFF_UNCHANGED,	/* already what we want: no write */
-	AFF_EMPTY,	/* target and hard mask do not intersect */
-	AFF_RT,		/* RT/DL thread: the kernel refuses soft affinity */
-	AFF_GONE,	/* ESRCH/ENOENT: thread exited meanwhile */
-	AFF_EPERM,	/* not allowed: stop managing the process */
-	AFF_EINVAL,	/* kernel rejected the mask */
-	AFF_ERROR,	/* anything else; errno in *ret_err */
-	AFF_FOREIGN,	/* restore: someone else changed it, left alone */
+	AFF_WRITTEN,   /* soft affinity set (or would be, in dry-run) */
+	AFF_UNCHANGED, /* already what we want: no write */
+	AFF_EMPTY,     /* target and hard mask do not intersect */
+	AFF_RT,	       /* RT/DL thread: the kernel refuses soft affinity */
+	AFF_GONE,      /* ESRCH/ENOENT: thread exited meanwhile */
+	AFF_EPERM,     /* not allowed: stop managing the process */
+	AFF_EINVAL,    /* kernel rejected the mask */
+	AFF_ERROR,     /* anything else; errno in *ret_err */
+	AFF_FOREIGN,   /* restore: someone else changed it, left alone */
 	_AFF_MAX,
 };
 

@@ -40,8 +40,8 @@ static int fail_at(struct ctx *x, const char *file, int line, const char *fmt,
 	return -EINVAL;
 }
 
-#define fail(x, s, ...)                                                        \
-	fail_at((x), config_setting_source_file(s),                            \
+#define fail(x, s, ...)                             \
+	fail_at((x), config_setting_source_file(s), \
 		(int)config_setting_source_line(s), __VA_ARGS__)
 
 static bool is_int(const config_setting_t *s)
@@ -115,8 +115,10 @@ static int get_ratio(struct ctx *x, const config_setting_t *s,
 	ret->preferred = (unsigned int)p;
 	return 0;
 bad:
-	return fail(x, s, "'%s' must look like \"ALLOWED:PREFERRED\", e.g. "
-		    "\"100:1\"", config_setting_name(s));
+	return fail(x, s,
+		    "'%s' must look like \"ALLOWED:PREFERRED\", e.g. "
+		    "\"100:1\"",
+		    config_setting_name(s));
 }
 
 static bool key_in(const char *name, const char *const *keys)
@@ -151,13 +153,12 @@ static int ratio_cmp(const struct ratio *a, const struct ratio *b)
 static int parse_ratio_group(struct ctx *x, const config_setting_t *g,
 			     struct config *c)
 {
-	static const char *const fixed_keys[] = { "mode", "allowed",
-						  "preferred", NULL };
+	static const char *const fixed_keys[] = {"mode", "allowed", "preferred",
+						 NULL};
 	static const char *const adaptive_keys[] = {
-		"mode", "softest", "hardest", "saturated", "idle", "hold",
-		"min_change_ms", NULL
-	};
-	static const char *const off_keys[] = { "mode", NULL };
+		"mode", "softest", "hardest",	    "saturated",
+		"idle", "hold",	   "min_change_ms", NULL};
+	static const char *const off_keys[] = {"mode", NULL};
 	config_setting_t *s;
 	const char *mode = "adaptive";
 	int r;
@@ -184,9 +185,10 @@ static int parse_ratio_group(struct ctx *x, const config_setting_t *g,
 				       &c->fixed.preferred)) < 0)
 			return r;
 		if (c->fixed.allowed < c->fixed.preferred)
-			return fail(x, g, "allowed (%u) must not be below "
-				    "preferred (%u)", c->fixed.allowed,
-				    c->fixed.preferred);
+			return fail(x, g,
+				    "allowed (%u) must not be below "
+				    "preferred (%u)",
+				    c->fixed.allowed, c->fixed.preferred);
 		return 0;
 	}
 	if (!strcmp(mode, "off")) {
@@ -194,7 +196,8 @@ static int parse_ratio_group(struct ctx *x, const config_setting_t *g,
 		return check_keys(x, g, off_keys, " in ratio with mode off");
 	}
 	if (strcmp(mode, "adaptive"))
-		return fail(x, s, "'mode' must be \"adaptive\", \"fixed\" or "
+		return fail(x, s,
+			    "'mode' must be \"adaptive\", \"fixed\" or "
 			    "\"off\"");
 	c->mode = RATIO_ADAPTIVE;
 	r = check_keys(x, g, adaptive_keys, " in adaptive ratio");
@@ -207,8 +210,10 @@ static int parse_ratio_group(struct ctx *x, const config_setting_t *g,
 	    (r = get_ratio(x, s, &c->hardest)) < 0)
 		return r;
 	if (ratio_cmp(&c->softest, &c->hardest) > 0)
-		return fail(x, g, "softest ratio %u:%u is harder than hardest "
-			    "%u:%u", c->softest.allowed, c->softest.preferred,
+		return fail(x, g,
+			    "softest ratio %u:%u is harder than hardest "
+			    "%u:%u",
+			    c->softest.allowed, c->softest.preferred,
 			    c->hardest.allowed, c->hardest.preferred);
 	if ((s = config_setting_get_member(g, "saturated")) &&
 	    (r = get_uint(x, s, 1, 100, &c->saturated_pct)) < 0)
@@ -228,8 +233,7 @@ static int parse_ratio_group(struct ctx *x, const config_setting_t *g,
 	return 0;
 }
 
-static int parse_pattern(struct ctx *x, const config_setting_t *s,
-			 char **ret)
+static int parse_pattern(struct ctx *x, const config_setting_t *s, char **ret)
 {
 	const char *v;
 	int r;
@@ -310,14 +314,14 @@ static int parse_nodes(struct ctx *x, const config_setting_t *s,
 		if (!is_int(e))
 			return fail(x, e, "'nodes' must contain integers");
 		id = config_setting_get_int64(e);
-		idx = id < 0 || id >= CPUSET_MAX ? -1 :
-			topology_node_index(x->topo, (int)id);
+		idx = id < 0 || id >= CPUSET_MAX
+			      ? -1
+			      : topology_node_index(x->topo, (int)id);
 		if (idx < 0)
 			return fail(x, e, "node %lld does not exist", id);
 		for (unsigned int j = 0; j < rule->nnodes; j++)
 			if (rule->nodes[j] == id)
-				return fail(x, e, "node %lld listed twice",
-					    id);
+				return fail(x, e, "node %lld listed twice", id);
 		rule->nodes[rule->nnodes++] = (int)id;
 		cpuset_or(&rule->cpus, &rule->cpus, &x->topo->node_cpus[idx]);
 	}
@@ -340,8 +344,10 @@ static int parse_cpus(struct ctx *x, const config_setting_t *s,
 		return fail(x, s, "'cpus' = \"%s\": CPU number above %d", v,
 			    CPUSET_MAX - 1);
 	if (r < 0)
-		return fail(x, s, "'cpus' = \"%s\" is not a CPU list like "
-			    "\"0-3,8\"", v);
+		return fail(x, s,
+			    "'cpus' = \"%s\" is not a CPU list like "
+			    "\"0-3,8\"",
+			    v);
 	if (cpuset_empty(&rule->cpus))
 		return fail(x, s, "empty target: 'cpus' is empty");
 	if (!cpuset_empty(&x->topo->all) &&
@@ -355,10 +361,10 @@ static int parse_cpus(struct ctx *x, const config_setting_t *s,
 static int parse_rule(struct ctx *x, const config_setting_t *g,
 		      unsigned int index, struct rule *rule)
 {
-	static const char *const keys[] = { "name",   "comm",	 "exe",
-					    "cmdline", "user",	 "cgroup",
-					    "nodes",  "cpus",	 "threads",
-					    NULL };
+	static const char *const keys[] = {"name",    "comm", "exe",
+					   "cmdline", "user", "cgroup",
+					   "nodes",   "cpus", "threads",
+					   NULL};
 	config_setting_t *s, *nodes, *cpus;
 	char buf[32];
 	int r;
@@ -418,13 +424,16 @@ static int parse_rule(struct ctx *x, const config_setting_t *g,
 		if (r < 0)
 			return r;
 		if (rule->cgroup[0] != '/')
-			return fail(x, s, "'cgroup' must be an absolute path "
+			return fail(x, s,
+				    "'cgroup' must be an absolute path "
 				    "like \"/system.slice\"");
 		rule->needs |= NEED_CGROUP;
 	}
 	if (!rule->needs)
-		return fail(x, g, "rule '%s' has no match key (comm, exe, "
-			    "cmdline, user or cgroup)", rule->name);
+		return fail(x, g,
+			    "rule '%s' has no match key (comm, exe, "
+			    "cmdline, user or cgroup)",
+			    rule->name);
 
 	nodes = config_setting_get_member(g, "nodes");
 	cpus = config_setting_get_member(g, "cpus");
@@ -432,8 +441,10 @@ static int parse_rule(struct ctx *x, const config_setting_t *g,
 		return fail(x, cpus, "rule '%s' has both 'nodes' and 'cpus'",
 			    rule->name);
 	if (!nodes && !cpus)
-		return fail(x, g, "empty target: rule '%s' has neither "
-			    "'nodes' nor 'cpus'", rule->name);
+		return fail(x, g,
+			    "empty target: rule '%s' has neither "
+			    "'nodes' nor 'cpus'",
+			    rule->name);
 	r = nodes ? parse_nodes(x, nodes, rule) : parse_cpus(x, cpus, rule);
 	if (r < 0)
 		return r;
@@ -449,7 +460,8 @@ static int parse_rule(struct ctx *x, const config_setting_t *g,
 		if (!strcmp(v, "main"))
 			rule->threads = THREADS_MAIN;
 		else if (strcmp(v, "all"))
-			return fail(x, s, "'threads' must be \"all\" or "
+			return fail(x, s,
+				    "'threads' must be \"all\" or "
 				    "\"main\"");
 	}
 	return 0;
@@ -457,9 +469,9 @@ static int parse_rule(struct ctx *x, const config_setting_t *g,
 
 static int parse_root(struct ctx *x, config_t *cf, struct config *c)
 {
-	static const char *const keys[] = { "interval_ms", "rescan_ms",
-					    "restore_on_exit", "ratio",
-					    "rules", NULL };
+	static const char *const keys[] = {"interval_ms",     "rescan_ms",
+					   "restore_on_exit", "ratio",
+					   "rules",	      NULL};
 	config_setting_t *root = config_root_setting(cf), *s;
 	int r;
 
@@ -474,7 +486,8 @@ static int parse_root(struct ctx *x, config_t *cf, struct config *c)
 		return r;
 	if ((s = config_setting_get_member(root, "restore_on_exit"))) {
 		if (config_setting_type(s) != CONFIG_TYPE_BOOL)
-			return fail(x, s, "'restore_on_exit' must be true or "
+			return fail(x, s,
+				    "'restore_on_exit' must be true or "
 				    "false");
 		c->restore_on_exit = config_setting_get_bool(s);
 	}
@@ -503,10 +516,10 @@ static int parse_root(struct ctx *x, config_t *cf, struct config *c)
 			return r;
 		for (unsigned int j = 0; j < i; j++)
 			if (!strcmp(c->rules[j].name, c->rules[i].name))
-				return fail(x, g, "duplicate rule name '%s' "
+				return fail(x, g,
+					    "duplicate rule name '%s' "
 					    "(first at line %d)",
-					    c->rules[i].name,
-					    c->rules[j].line);
+					    c->rules[i].name, c->rules[j].line);
 		c->needs |= c->rules[i].needs;
 	}
 	return 0;
@@ -519,10 +532,10 @@ static void config_defaults(struct config *c)
 	c->restore_on_exit = true;
 	c->mode = RATIO_ADAPTIVE;
 	/* The kernel default, and what the RFC measured as "hard". */
-	c->fixed = (struct ratio){ 100, 1 };
-	c->hardest = (struct ratio){ 100, 1 };
+	c->fixed = (struct ratio){100, 1};
+	c->hardest = (struct ratio){100, 1};
 	/* The RFC's "softer" setting that fixed single-instance hackbench. */
-	c->softest = (struct ratio){ 5, 4 };
+	c->softest = (struct ratio){5, 4};
 	c->saturated_pct = 85;
 	c->idle_pct = 50;
 	c->hold = 3;
@@ -533,19 +546,21 @@ static int load_common(config_t *cf, int rd, const char *name,
 		       const struct topology *topo, struct config **ret,
 		       char *err, size_t errlen)
 {
-	struct ctx x = { name, topo, err, errlen };
+	struct ctx x = {name, topo, err, errlen};
 	struct config *c;
 	int r;
 
 	if (!rd) {
 		if (config_error_type(cf) == CONFIG_ERR_FILE_IO) {
-			snprintf(err, errlen, "%s: cannot read file", name);
+			int e = errno;
+
+			snprintf(err, errlen, "%s: cannot read: %s", name,
+				 e ? strerror(e) : "I/O error");
 			config_destroy(cf);
 			return -ENOENT;
 		}
-		r = fail_at(&x, config_error_file(cf),
-			    config_error_line(cf), "%s",
-			    config_error_text(cf));
+		r = fail_at(&x, config_error_file(cf), config_error_line(cf),
+			    "%s", config_error_text(cf));
 		config_destroy(cf);
 		return r;
 	}
@@ -589,8 +604,8 @@ int config_load_string(const char *text, const char *name,
 		return -EINVAL;
 	}
 	config_init(&cf);
-	return load_common(&cf, config_read_string(&cf, text), name, topo,
-			   ret, err, errlen);
+	return load_common(&cf, config_read_string(&cf, text), name, topo, ret,
+			   err, errlen);
 }
 
 void config_free(struct config *c)
@@ -625,8 +640,8 @@ bool rule_equal(const struct rule *a, const struct rule *b)
 	return str_eq(a->name, b->name) && str_eq(a->comm, b->comm) &&
 	       str_eq(a->exe, b->exe) && str_eq(a->cmdline, b->cmdline) &&
 	       a->has_uid == b->has_uid && (!a->has_uid || a->uid == b->uid) &&
-	       str_eq(a->cgroup, b->cgroup) && cpuset_equal(&a->cpus, &b->cpus) &&
-	       a->threads == b->threads;
+	       str_eq(a->cgroup, b->cgroup) &&
+	       cpuset_equal(&a->cpus, &b->cpus) && a->threads == b->threads;
 }
 
 const char *ratio_mode_name(enum ratio_mode m)
@@ -673,8 +688,8 @@ void config_dump(const struct config *c, FILE *f)
 			c->softest.preferred);
 		fprintf(f, "\thardest = \"%u:%u\";\n", c->hardest.allowed,
 			c->hardest.preferred);
-		fprintf(f, "\tsaturated = %u;\n\tidle = %u;\n", c->saturated_pct,
-			c->idle_pct);
+		fprintf(f, "\tsaturated = %u;\n\tidle = %u;\n",
+			c->saturated_pct, c->idle_pct);
 		fprintf(f, "\thold = %u;\n\tmin_change_ms = %u;\n", c->hold,
 			c->min_change_ms);
 	}

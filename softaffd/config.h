@@ -10,11 +10,11 @@
 #include "cpuset.h"
 #include "topology.h"
 
-#define CONFIG_MAX_RULES 256
-#define CONFIG_MAX_PATTERN 256	/* bytes in comm/exe/cmdline/cgroup/name */
+#define CONFIG_MAX_RULES	  256
+#define CONFIG_MAX_PATTERN	  256 /* bytes in comm/exe/cmdline/cgroup/name */
 #define CONFIG_MAX_NODES_PER_RULE 64
-#define RATIO_MIN 1		/* kernel range of sched_allowed/preferred */
-#define RATIO_MAX 10000
+#define RATIO_MIN		  1 /* kernel range of sched_allowed/preferred */
+#define RATIO_MAX		  10000
 
 /* Which process attributes a rule (or the whole config) needs to read. */
 enum {
@@ -30,18 +30,18 @@ enum threads_mode { THREADS_ALL, THREADS_MAIN };
 struct rule {
 	char *name;
 	int line;
-	char *comm;	/* fnmatch pattern against comm (exact if no wildcard) */
-	char *exe;	/* fnmatch pattern against /proc/PID/exe */
-	char *cmdline;	/* ERE source against NUL->space cmdline */
+	char *comm;    /* fnmatch pattern against comm (exact if no wildcard) */
+	char *exe;     /* fnmatch pattern against /proc/PID/exe */
+	char *cmdline; /* ERE source against NUL->space cmdline */
 	regex_t cmdline_re;
 	bool has_re;
 	bool has_uid;
 	uid_t uid;
-	char *user;	/* as written, for the dump */
-	char *cgroup;	/* cgroup v2 path prefix, component-wise */
+	char *user;   /* as written, for the dump */
+	char *cgroup; /* cgroup v2 path prefix, component-wise */
 	int nodes[CONFIG_MAX_NODES_PER_RULE];
 	unsigned int nnodes;
-	char *cpus_text; /* as written when cpus= was used */
+	char *cpus_text;	/* as written when cpus= was used */
 	struct cpuset cpus;	/* resolved target */
 	struct cpuset node_idx; /* topology indexes the target touches */
 	enum threads_mode threads;

@@ -51,9 +51,9 @@ void ctl_init(struct ctl_state *s, const struct ctl_params *p)
 	 * the RFC measured.
 	 */
 	static const struct ratio rungs[] = {
-		{ 5000, 1 }, { 2000, 1 }, { 1000, 1 }, { 500, 1 }, { 200, 1 },
-		{ 100, 1 },  { 50, 1 },	  { 20, 1 },   { 10, 1 },  { 5, 1 },
-		{ 3, 1 },    { 2, 1 },	  { 3, 2 },    { 5, 4 },   { 1, 1 },
+		{5000, 1}, {2000, 1}, {1000, 1}, {500, 1}, {200, 1},
+		{100, 1},  {50, 1},   {20, 1},	 {10, 1},  {5, 1},
+		{3, 1},	   {2, 1},    {3, 2},	 {5, 4},   {1, 1},
 	};
 	unsigned int n = 0;
 
@@ -118,7 +118,8 @@ enum ctl_action ctl_step(const struct ctl_params *p, struct ctl_state *s,
 			soften = true;
 			snprintf(reason, reason_size,
 				 "preferred nodes at %.0f%% while others at "
-				 "%.0f%%", up * 100, uo * 100);
+				 "%.0f%%",
+				 up * 100, uo * 100);
 		}
 		if ((up * np + uo * no) / np >= idle)
 			all_fit = false;

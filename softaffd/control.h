@@ -13,8 +13,8 @@
 struct ctl_params {
 	struct ratio softest, hardest;
 	unsigned int saturated_pct, idle_pct;
-	unsigned int hold;		/* consecutive samples before acting */
-	unsigned int min_change_ms;	/* rate limit between changes */
+	unsigned int hold;	    /* consecutive samples before acting */
+	unsigned int min_change_ms; /* rate limit between changes */
 };
 
 struct ctl_state {

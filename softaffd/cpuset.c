@@ -207,7 +207,7 @@ int cpuset_format_list(const struct cpuset *s, char *buf, size_t size)
 	if (!size)
 		return -ENOSPC;
 	buf[0] = '\0';
-	for_each_cpu(c, s) {
+	for_each_cpu (c, s) {
 		int hi = c, n;
 
 		while (hi + 1 < CPUSET_MAX && cpuset_test(s, hi + 1))
@@ -231,7 +231,7 @@ int cpuset_format_mask(const struct cpuset *s, char *buf, size_t size)
 	int top = -1, c, ngroups;
 	size_t off = 0;
 
-	for_each_cpu(c, s)
+	for_each_cpu (c, s)
 		top = c;
 	ngroups = top < 0 ? 1 : top / 32 + 1;
 	for (int g = ngroups - 1; g >= 0; g--) {

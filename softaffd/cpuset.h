@@ -12,7 +12,7 @@
  * we never write a narrower mask than the kernel reported.  The same type
  * doubles as a set of node indexes.
  */
-#define CPUSET_MAX 1024
+#define CPUSET_MAX   1024
 #define CPUSET_WORDS (CPUSET_MAX / 64)
 
 struct cpuset {
@@ -47,8 +47,9 @@ void cpuset_or(struct cpuset *ret, const struct cpuset *a,
 /* next set bit >= from, or -1 */
 int cpuset_next(const struct cpuset *s, int from);
 
-#define for_each_cpu(c, s)                                                     \
-	for ((c) = cpuset_next((s), 0); (c) >= 0; (c) = cpuset_next((s), (c) + 1))
+#define for_each_cpu(c, s)                        \
+	for ((c) = cpuset_next((s), 0); (c) >= 0; \
+	     (c) = cpuset_next((s), (c) + 1))
 
 /* "0-3,8\n" -> set; empty string is the empty set. 0 or -EINVAL/-ERANGE. */
 int cpuset_parse_list(const char *str, struct cpuset *ret);

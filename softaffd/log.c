@@ -23,10 +23,14 @@ void log_set_journal(int on)
 }
 
 static const char *const plain_prefix[] = {
-	[LOG_EMERG] = "emergency: ", [LOG_ALERT] = "alert: ",
-	[LOG_CRIT] = "critical: ",   [LOG_ERR] = "error: ",
-	[LOG_WARNING] = "warning: ", [LOG_NOTICE] = "",
-	[LOG_INFO] = "",	     [LOG_DEBUG] = "debug: ",
+	[LOG_EMERG] = "emergency: ",
+	[LOG_ALERT] = "alert: ",
+	[LOG_CRIT] = "critical: ",
+	[LOG_ERR] = "error: ",
+	[LOG_WARNING] = "warning: ",
+	[LOG_NOTICE] = "",
+	[LOG_INFO] = "",
+	[LOG_DEBUG] = "debug: ",
 };
 
 /* sd-daemon.h spells these as SD_ERR etc.; index by syslog priority. */

@@ -16,10 +16,10 @@ void log_set_journal(int on);
 void log_msg(int prio, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-#define log_err(...) log_msg(LOG_ERR, __VA_ARGS__)
-#define log_warn(...) log_msg(LOG_WARNING, __VA_ARGS__)
+#define log_err(...)	log_msg(LOG_ERR, __VA_ARGS__)
+#define log_warn(...)	log_msg(LOG_WARNING, __VA_ARGS__)
 #define log_notice(...) log_msg(LOG_NOTICE, __VA_ARGS__)
-#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
-#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+#define log_info(...)	log_msg(LOG_INFO, __VA_ARGS__)
+#define log_debug(...)	log_msg(LOG_DEBUG, __VA_ARGS__)
 
 #endif

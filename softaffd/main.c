@@ -84,18 +84,18 @@ static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { OPT_PROC = 256, OPT_SYS, OPT_RUN };
 	static const struct option lo[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "test", no_argument, NULL, 't' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "once", no_argument, NULL, '1' },
-		{ "status", no_argument, NULL, 's' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "proc-root", required_argument, NULL, OPT_PROC },
-		{ "sys-root", required_argument, NULL, OPT_SYS },
-		{ "run-dir", required_argument, NULL, OPT_RUN },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ 0 },
+		{"config", required_argument, NULL, 'c'},
+		{"test", no_argument, NULL, 't'},
+		{"dry-run", no_argument, NULL, 'n'},
+		{"once", no_argument, NULL, '1'},
+		{"status", no_argument, NULL, 's'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"proc-root", required_argument, NULL, OPT_PROC},
+		{"sys-root", required_argument, NULL, OPT_SYS},
+		{"run-dir", required_argument, NULL, OPT_RUN},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{0},
 	};
 	int c;
 
@@ -124,9 +124,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_PROC:
 		case OPT_SYS:
 		case OPT_RUN: {
-			char *dst = c == OPT_PROC ? o->roots.proc :
-				    c == OPT_SYS  ? o->roots.sys :
-						    o->roots.run;
+			char *dst = c == OPT_PROC  ? o->roots.proc
+				    : c == OPT_SYS ? o->roots.sys
+						   : o->roots.run;
 
 			if (strlen(optarg) >= sizeof(o->roots.proc)) {
 				fprintf(stderr, "softaffd: path too long\n");
@@ -235,13 +235,15 @@ static void sysctl_init(struct daemon *d)
 	int r = sysctl_read(d, "sched_allowed", &d->sysctl_orig.allowed);
 
 	if (!r)
-		r = sysctl_read(d, "sched_preferred", &d->sysctl_orig.preferred);
+		r = sysctl_read(d, "sched_preferred",
+				&d->sysctl_orig.preferred);
 	d->have_sysctl = r == 0;
 	d->sysctl_cur = d->sysctl_orig;
 	if (!d->have_sysctl && d->cfg->mode != RATIO_OFF)
 		log_warn("cannot read %s/sys/kernel/sched_{allowed,preferred} "
-			 "(%s): ratio %s mode disabled", d->o->roots.proc,
-			 strerror(-r), ratio_mode_name(d->cfg->mode));
+			 "(%s): ratio %s mode disabled",
+			 d->o->roots.proc, strerror(-r),
+			 ratio_mode_name(d->cfg->mode));
 }
 
 /* Hand the ratio back on exit, unless someone else changed it since. */
@@ -292,7 +294,7 @@ static void publish(struct daemon *d)
 {
 	const struct mgr_counters *c = &d->mgr.cnt;
 	char cpus[CPUSET_LIST_BUFSZ];
-	struct sbuf b = { 0 };
+	struct sbuf b = {0};
 	int r;
 
 	sbuf_printf(&b, "pid %d\nconfig %s\nmode %s%s\n", (int)getpid(),
@@ -392,7 +394,8 @@ static void on_conn(struct daemon *d)
 		}
 		if (r < 0) {
 			log_warn("proc connector: %s; using periodic rescan "
-				 "only", strerror(-r));
+				 "only",
+				 strerror(-r));
 			epoll_ctl(d->epfd, EPOLL_CTL_DEL, d->conn_fd, NULL);
 			procconn_close(d->conn_fd);
 			d->conn_fd = -1;
@@ -440,8 +443,9 @@ static void on_sample(struct daemon *d)
 static int timer_arm(int fd, uint64_t ms)
 {
 	struct itimerspec its = {
-		.it_interval = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 },
-		.it_value = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 },
+		.it_interval = {(time_t)(ms / 1000),
+				(long)(ms % 1000) * 1000000},
+		.it_value = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000},
 	};
 
 	return timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
@@ -468,7 +472,8 @@ static void reload(struct daemon *d)
 	int r;
 
 	/* MONOTONIC_USEC: newer systemd wants it next to RELOADING=1. */
-	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\n"
+	sd_notifyf(0,
+		   "RELOADING=1\nMONOTONIC_USEC=%llu\n"
 		   "STATUS=reloading configuration",
 		   (unsigned long long)now_ms() * 1000);
 	log_info("reloading %s", d->o->config);
@@ -500,7 +505,7 @@ static void reload(struct daemon *d)
 
 static int add_fd(int epfd, int fd)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
 
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
@@ -571,12 +576,11 @@ static int setup_loop(struct daemon *d)
 		return -errno;
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	d->sample_fd = timerfd_create(CLOCK_MONOTONIC,
-				      TFD_CLOEXEC | TFD_NONBLOCK);
-	d->rescan_fd = timerfd_create(CLOCK_MONOTONIC,
-				      TFD_CLOEXEC | TFD_NONBLOCK);
-	if (d->epfd < 0 || d->sigfd < 0 || d->sample_fd < 0 ||
-	    d->rescan_fd < 0)
+	d->sample_fd =
+		timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	d->rescan_fd =
+		timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (d->epfd < 0 || d->sigfd < 0 || d->sample_fd < 0 || d->rescan_fd < 0)
 		return -errno;
 	if (add_fd(d->epfd, d->sigfd) || add_fd(d->epfd, d->sample_fd) ||
 	    add_fd(d->epfd, d->rescan_fd))
@@ -590,8 +594,9 @@ static int setup_loop(struct daemon *d)
 		if (d->wd_fd < 0 || add_fd(d->epfd, d->wd_fd))
 			return -errno;
 		/* Ping at half the watchdog period, as systemd suggests. */
-		timer_arm(d->wd_fd, d->watchdog_usec / 2000 ? d->watchdog_usec /
-							      2000 : 1);
+		timer_arm(d->wd_fd, d->watchdog_usec / 2000
+					    ? d->watchdog_usec / 2000
+					    : 1);
 	}
 	return 0;
 }
@@ -605,9 +610,14 @@ static void close_fd(int *fd)
 
 int main(int argc, char **argv)
 {
-	struct opts o = { 0 };
-	struct daemon d = { .o = &o, .conn_fd = -1, .epfd = -1, .sigfd = -1,
-			    .sample_fd = -1, .rescan_fd = -1, .wd_fd = -1 };
+	struct opts o = {0};
+	struct daemon d = {.o = &o,
+			   .conn_fd = -1,
+			   .epfd = -1,
+			   .sigfd = -1,
+			   .sample_fd = -1,
+			   .rescan_fd = -1,
+			   .wd_fd = -1};
 	char err[1024];
 	int r, ret = 1;
 
@@ -678,9 +688,10 @@ int main(int argc, char **argv)
 				 "processes are found by the periodic rescan "
 				 "only, every %u ms",
 				 strerror(-d.conn_fd),
-				 d.conn_fd == -EPERM ? ", needs CAP_NET_ADMIN" :
-				 d.conn_fd == -EPROTONOSUPPORT ?
-				 ", kernel without CONFIG_PROC_EVENTS" : "",
+				 d.conn_fd == -EPERM ? ", needs CAP_NET_ADMIN"
+				 : d.conn_fd == -EPROTONOSUPPORT
+					 ? ", kernel without CONFIG_PROC_EVENTS"
+					 : "",
 				 d.cfg->rescan_ms);
 		else
 			log_info("listening to the proc connector");

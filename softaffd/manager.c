@@ -126,9 +126,8 @@ static int alloc_rule_arrays(struct mgr *m, const struct config *cfg)
 	return 0;
 }
 
-int mgr_init(struct mgr *m, const struct roots *roots,
-	     const struct config *cfg, const struct topology *topo,
-	     bool dry_run)
+int mgr_init(struct mgr *m, const struct roots *roots, const struct config *cfg,
+	     const struct topology *topo, bool dry_run)
 {
 	memset(m, 0, sizeof(*m));
 	m->roots = *roots;
@@ -189,8 +188,7 @@ static int for_each_tid(struct mgr *m, int pid, bool only_main,
 	return 0;
 }
 
-static const char *comm_of(const struct mgr *m, int pid, char *buf,
-			   size_t size)
+static const char *comm_of(const struct mgr *m, int pid, char *buf, size_t size)
 {
 	struct pstat st;
 	char raw[64];
@@ -215,8 +213,8 @@ static bool apply_one(struct mgr *m, struct managed *e, int tid)
 	case AFF_WRITTEN:
 		m->cnt.written++;
 		cpuset_format_list(&e->target, cpus, sizeof(cpus));
-		log_msg(m->dry_run || !(e->flags & M_LOGGED) ? LOG_INFO :
-							       LOG_DEBUG,
+		log_msg(m->dry_run || !(e->flags & M_LOGGED) ? LOG_INFO
+							     : LOG_DEBUG,
 			"%sset soft affinity of %d/%d (%s) to %s (rule '%s')",
 			m->dry_run ? "dry-run: would " : "", e->pid, tid,
 			comm_of(m, e->pid, comm, sizeof(comm)), cpus,
@@ -290,11 +288,27 @@ static bool restore_one(struct mgr *m, struct managed *e, int tid)
 	} else if (res == AFF_FOREIGN) {
 		m->cnt.foreign++;
 		log_debug("%d/%d: soft affinity changed by someone else, left "
-			  "alone", e->pid, tid);
+			  "alone",
+			  e->pid, tid);
 	} else if (res == AFF_EPERM) {
 		return false;
 	}
 	return true;
+}
+
+/*
+ * Is e still the process it was?  A missed exit event plus a reused pid
+ * would otherwise make us act on a stranger.  Drops e if not.
+ */
+static bool still_same(struct mgr *m, struct managed *e)
+{
+	struct pstat st;
+
+	if (procfs_read_stat(m->roots.proc, e->pid, 0, &st) == 0 &&
+	    st.starttime == e->starttime)
+		return true;
+	drop(m, e);
+	return false;
 }
 
 static void apply_proc(struct mgr *m, struct managed *e)
@@ -326,8 +340,8 @@ static void read_attrs(struct mgr *m, int pid, const struct pstat *st,
 	    procfs_read_exe(m->roots.proc, pid, exe, sizeof(exe)) == 0)
 		a->exe = exe;
 	if ((needs & NEED_CMDLINE) &&
-	    procfs_read_cmdline(m->roots.proc, pid, cmdline,
-				sizeof(cmdline)) == 0)
+	    procfs_read_cmdline(m->roots.proc, pid, cmdline, sizeof(cmdline)) ==
+		    0)
 		a->cmdline = cmdline;
 	if ((needs & NEED_CGROUP) &&
 	    procfs_read_cgroup(m->roots.proc, pid, cgroup, sizeof(cgroup)) == 0)
@@ -449,8 +463,7 @@ int mgr_scan(struct mgr *m)
 	return 0;
 }
 
-void mgr_on_fork(struct mgr *m, int parent_tgid, int child_pid,
-		 int child_tgid)
+void mgr_on_fork(struct mgr *m, int parent_tgid, int child_pid, int child_tgid)
 {
 	struct managed *e;
 
@@ -458,7 +471,8 @@ void mgr_on_fork(struct mgr *m, int parent_tgid, int child_pid,
 		/* A new thread: apply to it if its process is managed. */
 		e = mgr_lookup(m, child_tgid);
 		if (e && !(e->flags & M_IGNORED) &&
-		    m->cfg->rules[e->rule].threads == THREADS_ALL)
+		    m->cfg->rules[e->rule].threads == THREADS_ALL &&
+		    still_same(m, e))
 			apply_one(m, e, child_pid);
 		return;
 	}
@@ -512,13 +526,15 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 
 			next = e->next;
 			if (nr >= 0 && rule_equal(old, &cfg->rules[nr])) {
-				/* Unchanged rule: keep it, under its new index. */
+				/* Unchanged rule: keep it, under its new index.
+				 */
 				old_count[e->rule]--;
 				e->rule = (unsigned int)nr;
 				rc[nr]++;
 				continue;
 			}
-			unmanage(m, e, nr < 0 ? "rule removed" : "rule changed");
+			unmanage(m, e,
+				 nr < 0 ? "rule removed" : "rule changed");
 		}
 	}
 	free(old_count);

@@ -14,17 +14,17 @@ struct managed {
 	struct managed *next;
 	int pid;
 	uint64_t starttime;
-	unsigned int rule;	/* index into the current config */
+	unsigned int rule; /* index into the current config */
 	struct cpuset target;
 	unsigned int flags;
-	uint32_t seen;		/* scan generation that last saw it */
+	uint32_t seen; /* scan generation that last saw it */
 };
 
 enum {
-	M_IGNORED = 1 << 0,	/* EPERM: no longer managed */
+	M_IGNORED = 1 << 0, /* EPERM: no longer managed */
 	M_WARNED_EMPTY = 1 << 1,
 	M_WARNED_ERROR = 1 << 2,
-	M_LOGGED = 1 << 3,	/* first apply was logged at info */
+	M_LOGGED = 1 << 3, /* first apply was logged at info */
 };
 
 struct mgr_counters {
@@ -42,14 +42,13 @@ struct mgr {
 	size_t nbuckets, count;
 	uint32_t gen;
 	uint64_t last_scan_ms;
-	unsigned int *rule_count;	/* managed processes per rule */
-	bool *einval_warned;		/* per rule */
+	unsigned int *rule_count; /* managed processes per rule */
+	bool *einval_warned;	  /* per rule */
 	struct mgr_counters cnt;
 };
 
-int mgr_init(struct mgr *m, const struct roots *roots,
-	     const struct config *cfg, const struct topology *topo,
-	     bool dry_run);
+int mgr_init(struct mgr *m, const struct roots *roots, const struct config *cfg,
+	     const struct topology *topo, bool dry_run);
 void mgr_done(struct mgr *m);
 
 /* Full walk of <proc>: match, apply, forget processes that are gone. */
@@ -57,8 +56,7 @@ int mgr_scan(struct mgr *m);
 /* (Re)evaluate one process, e.g. after exec or comm change. */
 void mgr_eval_pid(struct mgr *m, int pid);
 /* Proc connector events. */
-void mgr_on_fork(struct mgr *m, int parent_tgid, int child_pid,
-		 int child_tgid);
+void mgr_on_fork(struct mgr *m, int parent_tgid, int child_pid, int child_tgid);
 void mgr_on_exit(struct mgr *m, int pid, int tgid);
 /*
  * Switch to a new config: processes whose rule is unchanged stay managed;

@@ -43,7 +43,7 @@ static int send_op(int fd, enum proc_cn_mcast_op op)
 
 int procconn_open(void)
 {
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
 	/* Fork storms burst hundreds of events; 4 MiB rides them out. */
 	int fd, r, rcvbuf = 4 << 20;
 
@@ -81,7 +81,7 @@ static void decode(const void *data, size_t len,
 		   void (*cb)(const struct pc_event *, void *), void *ud,
 		   int *count)
 {
-	struct pc_event e = { PC_NONE, 0, 0, 0 };
+	struct pc_event e = {PC_NONE, 0, 0, 0};
 	size_t need = offsetof(struct proc_event, event_data);
 	struct proc_event evbuf, *ev = &evbuf;
 
@@ -172,14 +172,12 @@ int procconn_parse(const void *buf, size_t len,
 			continue;
 		if (cn->len > plen - sizeof(*cn))
 			continue;
-		decode(cn->data, cn->len, cb, ud,
-		       &count);
+		decode(cn->data, cn->len, cb, ud, &count);
 	}
 	return count;
 }
 
-int procconn_read(int fd, void (*cb)(const struct pc_event *, void *),
-		  void *ud)
+int procconn_read(int fd, void (*cb)(const struct pc_event *, void *), void *ud)
 {
 	/* Aligned for struct nlmsghdr and friends. */
 	uint64_t buf[1024];
@@ -187,8 +185,7 @@ int procconn_read(int fd, void (*cb)(const struct pc_event *, void *),
 	socklen_t flen = sizeof(from);
 	ssize_t n;
 
-	n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from,
-		     &flen);
+	n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &flen);
 	if (n < 0)
 		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
 	/* Only the kernel (port 0) speaks for the proc connector. */

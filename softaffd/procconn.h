@@ -9,8 +9,8 @@ enum pc_kind { PC_NONE, PC_FORK, PC_EXEC, PC_COMM, PC_UID, PC_EXIT };
 
 struct pc_event {
 	enum pc_kind kind;
-	int pid, tgid;		/* the task the event is about */
-	int parent_tgid;	/* PC_FORK only */
+	int pid, tgid;	 /* the task the event is about */
+	int parent_tgid; /* PC_FORK only */
 };
 
 /*
@@ -29,7 +29,6 @@ int procconn_read(int fd, void (*cb)(const struct pc_event *, void *),
 		  void *userdata);
 /* Pure: decode one datagram (fuzzed).  Returns events handed to cb. */
 int procconn_parse(const void *buf, size_t len,
-		   void (*cb)(const struct pc_event *, void *),
-		   void *userdata);
+		   void (*cb)(const struct pc_event *, void *), void *userdata);
 
 #endif

@@ -19,7 +19,7 @@
 int procfs_parse_stat(const char *buf, struct pstat *ret)
 {
 	const char *open, *close, *p;
-	struct pstat s = { 0 };
+	struct pstat s = {0};
 	unsigned long long v;
 	size_t n;
 	char *end;
@@ -51,7 +51,7 @@ int procfs_parse_stat(const char *buf, struct pstat *ret)
 		if (*p != ' ')
 			return -EINVAL;
 		p++;
-		if (*p == '-')	/* tty_pgrp and the like can be -1 */
+		if (*p == '-') /* tty_pgrp and the like can be -1 */
 			p++;
 		errno = 0;
 		v = strtoull(p, &end, 10);
@@ -136,8 +136,8 @@ int procfs_parse_status(const char *buf, struct cpuset *ret_hard,
 			return -EINVAL;
 		errno = 0;
 		u = strtoull(v, &end, 10);
-		if (errno || u >= UINT32_MAX || (*end != '\t' && *end != ' ' &&
-						 *end != '\n' && *end))
+		if (errno || u >= UINT32_MAX ||
+		    (*end != '\t' && *end != ' ' && *end != '\n' && *end))
 			return -EINVAL;
 		*ret_uid = (uid_t)u;
 	}
@@ -172,7 +172,8 @@ int procfs_parse_cgroup(const char *buf, char *ret, size_t size)
 
 /*
  * /proc/PID/cmdline:
- *   /usr/bin/python3\0-m\0http.server\0       ->  "/usr/bin/python3 -m http.server"
+ *   /usr/bin/python3\0-m\0http.server\0       ->  "/usr/bin/python3 -m
+ * http.server"
  */
 void procfs_flatten_cmdline(char *buf, size_t len)
 {

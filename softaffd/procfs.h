@@ -14,9 +14,9 @@ struct pstat {
 	char comm[64];
 	char state;
 	int ppid;
-	unsigned long flags;	/* field 9, PF_* */
-	uint64_t starttime;	/* field 22, clock ticks since boot */
-	unsigned int policy;	/* field 41 */
+	unsigned long flags; /* field 9, PF_* */
+	uint64_t starttime;  /* field 22, clock ticks since boot */
+	unsigned int policy; /* field 41 */
 };
 
 #define PF_KTHREAD_BIT 0x00200000UL /* include/linux/sched.h PF_KTHREAD */

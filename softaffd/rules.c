@@ -24,12 +24,12 @@ bool rule_matches(const struct rule *r, const struct proc_attrs *a)
 		return false;
 	if (r->has_uid && (!a->has_uid || a->uid != r->uid))
 		return false;
-	if (r->cgroup && (!a->cgroup || !cgroup_has_prefix(a->cgroup,
-							   r->cgroup)))
+	if (r->cgroup &&
+	    (!a->cgroup || !cgroup_has_prefix(a->cgroup, r->cgroup)))
 		return false;
 	/* The regex is the expensive test, so it goes last. */
-	if (r->has_re && (!a->cmdline ||
-			  regexec(&r->cmdline_re, a->cmdline, 0, NULL, 0)))
+	if (r->has_re &&
+	    (!a->cmdline || regexec(&r->cmdline_re, a->cmdline, 0, NULL, 0)))
 		return false;
 	return true;
 }

@@ -24,7 +24,7 @@ int sampler_parse(const char *buf, struct cpu_times *times,
 	cpuset_zero(present);
 	while (p && *p) {
 		if (!strncmp(p, "cpu", 3) && p[3] >= '0' && p[3] <= '9') {
-			unsigned long long v[8] = { 0 }, cpu;
+			unsigned long long v[8] = {0}, cpu;
 			char *end;
 			int n;
 
@@ -67,7 +67,7 @@ int sampler_feed(struct sampler *s, const char *buf)
 	if (r < 0)
 		return r;
 	cpuset_zero(&s->valid);
-	for_each_cpu(c, &present) {
+	for_each_cpu (c, &present) {
 		const struct cpu_times *o = &s->prev[c];
 
 		if (!cpuset_test(&s->prev_present, (unsigned int)c))
@@ -80,7 +80,7 @@ int sampler_feed(struct sampler *s, const char *buf)
 		s->util[c] = db >= dt ? 1.0 : (double)db / (double)dt;
 		cpuset_set(&s->valid, (unsigned int)c);
 	}
-	for_each_cpu(c, &present)
+	for_each_cpu (c, &present)
 		s->prev[c] = now[c];
 	s->prev_present = present;
 	return 0;
@@ -106,7 +106,7 @@ void sampler_node_util(const struct sampler *s, const struct topology *t,
 		double sum = 0;
 		int c, n = 0;
 
-		for_each_cpu(c, &t->node_cpus[i]) {
+		for_each_cpu (c, &t->node_cpus[i]) {
 			if (!cpuset_test(&s->valid, (unsigned int)c))
 				continue;
 			sum += s->util[c];

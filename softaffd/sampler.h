@@ -15,8 +15,8 @@ struct cpu_times {
 struct sampler {
 	struct cpu_times prev[CPUSET_MAX];
 	struct cpuset prev_present;
-	double util[CPUSET_MAX];	/* 0..1 over the last interval */
-	struct cpuset valid;		/* CPUs with a fresh util value */
+	double util[CPUSET_MAX]; /* 0..1 over the last interval */
+	struct cpuset valid;	 /* CPUs with a fresh util value */
 };
 
 /* Pure: parse /proc/stat "cpuN ..." lines.  0 or -EINVAL. */

@@ -37,8 +37,10 @@ int status_show(const char *run_dir)
 	snprintf(path, sizeof(path), "%s/%s", run_dir, STATUS_FILE);
 	f = fopen(path, "re");
 	if (!f) {
-		fprintf(stderr, "softaffd: no status at %s (%s): is the daemon "
-			"running?\n", path, strerror(errno));
+		fprintf(stderr,
+			"softaffd: no status at %s (%s): is the daemon "
+			"running?\n",
+			path, strerror(errno));
 		return 3; /* LSB "program is not running" */
 	}
 	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)

@@ -7,34 +7,34 @@
 
 static int t_failed_checks;
 
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			printf("# %s:%d: check failed: %s\n", __FILE__,        \
-			       __LINE__, #cond);                               \
-			t_failed_checks++;                                     \
-		}                                                              \
+#define CHECK(cond)                                                     \
+	do {                                                            \
+		if (!(cond)) {                                          \
+			printf("# %s:%d: check failed: %s\n", __FILE__, \
+			       __LINE__, #cond);                        \
+			t_failed_checks++;                              \
+		}                                                       \
 	} while (0)
 
-#define CHECK_STR(a, b)                                                        \
-	do {                                                                   \
-		const char *_a = (a), *_b = (b);                               \
-		if (!_a || !_b || strcmp(_a, _b)) {                            \
-			printf("# %s:%d: \"%s\" != \"%s\"\n", __FILE__,        \
-			       __LINE__, _a ? _a : "(null)",                   \
-			       _b ? _b : "(null)");                            \
-			t_failed_checks++;                                     \
-		}                                                              \
+#define CHECK_STR(a, b)                                                 \
+	do {                                                            \
+		const char *_a = (a), *_b = (b);                        \
+		if (!_a || !_b || strcmp(_a, _b)) {                     \
+			printf("# %s:%d: \"%s\" != \"%s\"\n", __FILE__, \
+			       __LINE__, _a ? _a : "(null)",            \
+			       _b ? _b : "(null)");                     \
+			t_failed_checks++;                              \
+		}                                                       \
 	} while (0)
 
 /* Run one test function and print its TAP line. */
-#define RUN(fn, desc)                                                          \
-	do {                                                                   \
-		int _before = t_failed_checks;                                 \
-		fn();                                                          \
-		printf("%s - unit: %s\n",                                      \
-		       t_failed_checks == _before ? "ok" : "not ok", desc);    \
-		fflush(stdout);                                                \
+#define RUN(fn, desc)                                                       \
+	do {                                                                \
+		int _before = t_failed_checks;                              \
+		fn();                                                       \
+		printf("%s - unit: %s\n",                                   \
+		       t_failed_checks == _before ? "ok" : "not ok", desc); \
+		fflush(stdout);                                             \
 	} while (0)
 
 #endif

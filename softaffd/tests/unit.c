@@ -129,8 +129,8 @@ static void mktask(int pid, int tid, const char *comm, unsigned long long start,
 	snprintf(path, sizeof(path), "%s/%d/task/%d/status", proc, pid, tid);
 	put(path, buf);
 	if (soft) {
-		snprintf(path, sizeof(path),
-			 "%s/%d/task/%d/soft_affinity_list", proc, pid, tid);
+		snprintf(path, sizeof(path), "%s/%d/task/%d/soft_affinity_list",
+			 proc, pid, tid);
 		put(path, soft);
 	}
 	if (pid == tid) {
@@ -140,7 +140,8 @@ static void mktask(int pid, int tid, const char *comm, unsigned long long start,
 		snprintf(path, sizeof(path), "%s/%d/status", proc, pid);
 		snprintf(buf, sizeof(buf),
 			 "Name:\t%s\nUid:\t1000\t1000\t1000\t1000\n"
-			 "Cpus_allowed_list:\t%s\n", comm, hard);
+			 "Cpus_allowed_list:\t%s\n",
+			 comm, hard);
 		put(path, buf);
 		snprintf(path, sizeof(path), "%s/%d/cmdline", proc, pid);
 		put(path, comm);
@@ -160,8 +161,8 @@ static const char *soft_of(int pid, int tid)
 
 /* ---- write seam ---- */
 
-static int fake_err;		/* next writes fail with this */
-static int fake_writes;		/* attempted writes */
+static int fake_err;	/* next writes fail with this */
+static int fake_writes; /* attempted writes */
 
 static int fake_write(const char *path, const char *data, size_t len)
 {
@@ -287,8 +288,7 @@ static void test_stat_parser(void)
 
 	/* A kernel thread. */
 	stat_line(line, sizeof(line), 2, "kthreadd", PF_KTHREAD_BIT, 1, 0);
-	CHECK(procfs_parse_stat(line, &st) == 0 &&
-	      (st.flags & PF_KTHREAD_BIT));
+	CHECK(procfs_parse_stat(line, &st) == 0 && (st.flags & PF_KTHREAD_BIT));
 
 	/* Broken lines. */
 	CHECK(procfs_parse_stat("", &st) == -EINVAL);
@@ -300,7 +300,8 @@ static void test_stat_parser(void)
 	CHECK(procfs_parse_stat("42 (x) S 1 a", &st) == -EINVAL);
 	/* Negative fields such as tty_pgrp = -1 are fine. */
 	CHECK(procfs_parse_stat("1 (init) S 0 1 1 0 -1 4194560 0 0 0 0 0 0 0 "
-				"0 20 0 1 0 3 0 0\n", &st) == 0 &&
+				"0 20 0 1 0 3 0 0\n",
+				&st) == 0 &&
 	      st.starttime == 3);
 }
 
@@ -312,14 +313,15 @@ static void test_status_parser(void)
 
 	CHECK(procfs_parse_status("Name:\tx\nUid:\t1000\t0\t0\t0\n"
 				  "Cpus_allowed:\tff\n"
-				  "Cpus_allowed_list:\t0-7\n", &hard,
-				  &uid) == 0);
+				  "Cpus_allowed_list:\t0-7\n",
+				  &hard, &uid) == 0);
 	cpuset_parse_list("0-7", &l);
 	CHECK(cpuset_equal(&hard, &l) && uid == 1000);
 	/* A comm that looks like a key is escaped in status, on its line. */
 	CHECK(procfs_parse_status("Name:\tCpus_allowed_list: 9\n"
 				  "Uid:\t5\t0\t0\t0\n"
-				  "Cpus_allowed_list:\t1\n", &hard, &uid) == 0);
+				  "Cpus_allowed_list:\t1\n",
+				  &hard, &uid) == 0);
 	CHECK(cpuset_test(&hard, 1) && cpuset_count(&hard) == 1 && uid == 5);
 	CHECK(procfs_parse_status("Name:\tx\n", &hard, NULL) == -EINVAL);
 	CHECK(procfs_parse_status("Uid:\tx\n", NULL, &uid) == -EINVAL);
@@ -406,7 +408,7 @@ static void test_rules(void)
 		" { name = \"all\"; comm = \"*\"; user = \"root\"; cpus = \"0-3\"; }\n"
 		");\n",
 		err, sizeof(err));
-	struct proc_attrs a = { 0 };
+	struct proc_attrs a = {0};
 
 	CHECK(c != NULL);
 	if (!c) {
@@ -457,43 +459,43 @@ static void test_config_errors(void)
 		const char *text;
 		const char *err;
 	} cases[] = {
-		{ "interval_ms = 1000;\nfoo = 1;\n",
-		  "t.conf:2: unknown key 'foo'" },
-		{ "interval_ms = \"1s\";\n",
-		  "t.conf:1: 'interval_ms' must be an integer" },
-		{ "rules = ( { comm = \"x\"; nodes = [ 5 ]; } );\n",
-		  "t.conf:1: node 5 does not exist" },
-		{ "rules = ( { comm = \"x\";\n nodes = [ ]; } );\n",
-		  "t.conf:2: empty target: 'nodes' lists no node" },
-		{ "rules = ( { comm = \"x\"; } );\n",
-		  "t.conf:1: empty target: rule 'rule-1' has neither 'nodes' "
-		  "nor 'cpus'" },
-		{ "rules = ( { comm = \"x\"; cpus = \"\"; } );\n",
-		  "t.conf:1: empty target: 'cpus' is empty" },
-		{ "rules = (\n{ cmdline = \"(\"; cpus = \"0\"; } );\n",
-		  NULL /* regerror text varies */ },
-		{ "rules = (\n{ name = \"a\"; comm = \"x\"; cpus = \"0\"; },\n"
-		  "{ name = \"a\"; comm = \"y\"; cpus = \"0\"; } );\n",
-		  "t.conf:3: duplicate rule name 'a' (first at line 2)" },
-		{ "rules = ( { comm = ; } );\n",
-		  NULL /* libconfig syntax error */ },
-		{ "ratio = { mode = \"fixed\"; softest = \"5:4\"; };\n",
-		  "t.conf:1: unknown key 'softest' in fixed ratio" },
-		{ "ratio = { softest = \"100:1\"; hardest = \"5:4\"; };\n",
-		  "t.conf:1: softest ratio 100:1 is harder than hardest 5:4" },
-		{ "ratio = { hardest = \"1:2\"; };\n",
-		  "t.conf:1: 'hardest': allowed must not be below preferred" },
-		{ "ratio = { mode = \"fixed\"; allowed = 0; };\n",
-		  "t.conf:1: 'allowed' = 0 is out of range 1..10000" },
-		{ "rules = ( { user = \"no-such-user-xyz\"; cpus = \"0\"; } );\n",
-		  "t.conf:1: unknown user 'no-such-user-xyz'" },
-		{ "rules = ( { cpus = \"0\"; } );\n",
-		  "t.conf:1: rule 'rule-1' has no match key (comm, exe, "
-		  "cmdline, user or cgroup)" },
-		{ "rules = ( { comm = \"x\"; cpus = \"9-12\"; } );\n",
-		  "t.conf:1: empty target: none of CPUs \"9-12\" exists" },
-		{ "rules = ( { comm = \"x\"; cpus = \"0\"; nodes = [0]; } );\n",
-		  "t.conf:1: rule 'rule-1' has both 'nodes' and 'cpus'" },
+		{"interval_ms = 1000;\nfoo = 1;\n",
+		 "t.conf:2: unknown key 'foo'"},
+		{"interval_ms = \"1s\";\n",
+		 "t.conf:1: 'interval_ms' must be an integer"},
+		{"rules = ( { comm = \"x\"; nodes = [ 5 ]; } );\n",
+		 "t.conf:1: node 5 does not exist"},
+		{"rules = ( { comm = \"x\";\n nodes = [ ]; } );\n",
+		 "t.conf:2: empty target: 'nodes' lists no node"},
+		{"rules = ( { comm = \"x\"; } );\n",
+		 "t.conf:1: empty target: rule 'rule-1' has neither 'nodes' "
+		 "nor 'cpus'"},
+		{"rules = ( { comm = \"x\"; cpus = \"\"; } );\n",
+		 "t.conf:1: empty target: 'cpus' is empty"},
+		{"rules = (\n{ cmdline = \"(\"; cpus = \"0\"; } );\n",
+		 NULL /* regerror text varies */},
+		{"rules = (\n{ name = \"a\"; comm = \"x\"; cpus = \"0\"; },\n"
+		 "{ name = \"a\"; comm = \"y\"; cpus = \"0\"; } );\n",
+		 "t.conf:3: duplicate rule name 'a' (first at line 2)"},
+		{"rules = ( { comm = ; } );\n",
+		 NULL /* libconfig syntax error */},
+		{"ratio = { mode = \"fixed\"; softest = \"5:4\"; };\n",
+		 "t.conf:1: unknown key 'softest' in fixed ratio"},
+		{"ratio = { softest = \"100:1\"; hardest = \"5:4\"; };\n",
+		 "t.conf:1: softest ratio 100:1 is harder than hardest 5:4"},
+		{"ratio = { hardest = \"1:2\"; };\n",
+		 "t.conf:1: 'hardest': allowed must not be below preferred"},
+		{"ratio = { mode = \"fixed\"; allowed = 0; };\n",
+		 "t.conf:1: 'allowed' = 0 is out of range 1..10000"},
+		{"rules = ( { user = \"no-such-user-xyz\"; cpus = \"0\"; } );\n",
+		 "t.conf:1: unknown user 'no-such-user-xyz'"},
+		{"rules = ( { cpus = \"0\"; } );\n",
+		 "t.conf:1: rule 'rule-1' has no match key (comm, exe, "
+		 "cmdline, user or cgroup)"},
+		{"rules = ( { comm = \"x\"; cpus = \"9-12\"; } );\n",
+		 "t.conf:1: empty target: none of CPUs \"9-12\" exists"},
+		{"rules = ( { comm = \"x\"; cpus = \"0\"; nodes = [0]; } );\n",
+		 "t.conf:1: rule 'rule-1' has both 'nodes' and 'cpus'"},
 	};
 	char err[512];
 
@@ -525,7 +527,7 @@ static void test_config_errors(void)
 		config_free(c);
 	}
 	{
-		struct sbuf b = { 0 };
+		struct sbuf b = {0};
 		struct config *c;
 
 		sbuf_printf(&b, "rules = (\n");
@@ -608,8 +610,7 @@ static void test_affinity(void)
 
 	/* RT thread: skipped before the kernel has to say EINVAL. */
 	mktask(103, 103, "rt", 1, 1, "0-3", "0-3\n");
-	CHECK(aff_apply_thread(proc, 103, 103, &target, false, &err) ==
-	      AFF_RT);
+	CHECK(aff_apply_thread(proc, 103, 103, &target, false, &err) == AFF_RT);
 	CHECK(fake_writes == 0);
 
 	/* Dry run decides but does not write. */
@@ -622,7 +623,8 @@ static void test_affinity(void)
 	/* Error classes from the write seam. */
 	fake_err = -EPERM;
 	CHECK(aff_apply_thread(proc, 104, 104, &target, false, &err) ==
-	      AFF_EPERM && err == -EPERM);
+		      AFF_EPERM &&
+	      err == -EPERM);
 	fake_err = -EINVAL;
 	CHECK(aff_apply_thread(proc, 104, 104, &target, false, &err) ==
 	      AFF_EINVAL);
@@ -631,7 +633,8 @@ static void test_affinity(void)
 	      AFF_GONE);
 	fake_err = -EIO;
 	CHECK(aff_apply_thread(proc, 104, 104, &target, false, &err) ==
-	      AFF_ERROR && err == -EIO);
+		      AFF_ERROR &&
+	      err == -EIO);
 	fake_err = 0;
 	/* A thread that vanished: gone, silently. */
 	CHECK(aff_apply_thread(proc, 104, 999, &target, false, &err) ==
@@ -745,6 +748,22 @@ static void test_manager_scan(void)
 	CHECK(mgr_lookup(&mgr, 210) == NULL);
 	CHECK_STR(soft_of(210, 210), "0-3\n");
 
+	/* A new thread of a pid that was reused behind our back: no write. */
+	mktask(210, 210, "app one", 30, 0, "0-3", "0-3\n");
+	mgr_on_fork(&mgr, 200, 210, 210);
+	CHECK(mgr_lookup(&mgr, 210) != NULL);
+	mktask(210, 210, "app one", 31, 0, "0-3", "0-3\n"); /* reused */
+	mktask(210, 211, "app one", 31, 0, "0-3", "0-3\n");
+	mgr_on_fork(&mgr, 210, 211, 210);
+	CHECK_STR(soft_of(210, 211), "0-3\n");
+	CHECK(mgr_lookup(&mgr, 210) == NULL);
+	{
+		char rm[PATH_MAX + 16];
+
+		snprintf(rm, sizeof(rm), "rm -rf %s/210", proc);
+		CHECK(system(rm) == 0);
+	}
+
 	/* Exit of a non-leader thread keeps the process, leader drops it. */
 	mgr_on_exit(&mgr, 201, 200);
 	CHECK(mgr_lookup(&mgr, 200) != NULL);
@@ -837,32 +856,35 @@ static void test_manager_reload(void)
 	mktask(601, 601, "change", 1, 0, "0-3", "0-3\n");
 	mktask(602, 602, "gone", 1, 0, "0-3", "0-3\n");
 	mktask(603, 603, "foreign", 1, 0, "0-3", "0-3\n");
-	c1 = mgr_setup("rules = (\n"
-		       "{ name = \"keep\"; comm = \"keep\"; cpus = \"0\"; },\n"
-		       "{ name = \"change\"; comm = \"change\"; cpus = \"0\"; },\n"
-		       "{ name = \"gone\"; comm = \"gone\"; cpus = \"0\"; },\n"
-		       "{ name = \"foreign\"; comm = \"foreign\"; cpus = \"0\"; }\n"
-		       ");");
+	c1 = mgr_setup(
+		"rules = (\n"
+		"{ name = \"keep\"; comm = \"keep\"; cpus = \"0\"; },\n"
+		"{ name = \"change\"; comm = \"change\"; cpus = \"0\"; },\n"
+		"{ name = \"gone\"; comm = \"gone\"; cpus = \"0\"; },\n"
+		"{ name = \"foreign\"; comm = \"foreign\"; cpus = \"0\"; }\n"
+		");");
 	if (!c1)
 		return;
 	mgr_scan(&mgr);
 	CHECK(mgr.count == 4);
 	/* Someone else changes 603 after us. */
 	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/603/task/603/soft_affinity_list", proc);
+	snprintf(path, sizeof(path), "%s/603/task/603/soft_affinity_list",
+		 proc);
 	put(path, "2-3\n");
 
 	c2 = load("rules = (\n"
 		  "{ name = \"change\"; comm = \"change\"; cpus = \"1\"; },\n"
 		  "{ name = \"keep\"; comm = \"keep\"; cpus = \"0\"; }\n"
-		  ");", err, sizeof(err));
+		  ");",
+		  err, sizeof(err));
 	CHECK(c2 != NULL);
 	fake_writes = 0;
 	CHECK(mgr_reload(&mgr, c2) == 0);
-	CHECK_STR(soft_of(600, 600), "0\n");	/* untouched */
-	CHECK_STR(soft_of(601, 601), "1\n");	/* re-applied */
-	CHECK_STR(soft_of(602, 602), "0-3\n");	/* restored */
-	CHECK_STR(soft_of(603, 603), "2-3\n");	/* foreign: left alone */
+	CHECK_STR(soft_of(600, 600), "0\n");   /* untouched */
+	CHECK_STR(soft_of(601, 601), "1\n");   /* re-applied */
+	CHECK_STR(soft_of(602, 602), "0-3\n"); /* restored */
+	CHECK_STR(soft_of(603, 603), "2-3\n"); /* foreign: left alone */
 	CHECK(mgr_lookup(&mgr, 600)->rule == 1);
 	CHECK(mgr.rule_count[0] == 1 && mgr.rule_count[1] == 1);
 	CHECK(fake_writes == 3); /* 601 reset + 601 apply + 602 reset */
@@ -900,7 +922,7 @@ static void test_manager_many(void)
 	mgr_scan(&mgr);
 	CHECK(mgr.count == 50);
 	CHECK(mgr.nbuckets == 256);
-	struct sbuf b = { 0 };
+	struct sbuf b = {0};
 	mgr_status(&mgr, &b);
 	CHECK(b.buf && strstr(b.buf, "processes 50 pids 2901 2903"));
 	sbuf_free(&b);
@@ -951,9 +973,9 @@ static struct run drive(const struct ctl_params *p, struct ctl_state *s,
 			double u0, double u1, int samples, uint64_t *now)
 {
 	struct cpuset g;
-	double util[2] = { u0, u1 };
-	struct ctl_input in = { util, 2, &g, 1, 0 };
-	struct run r = { 0, 0, 0, { 0, 0 } };
+	double util[2] = {u0, u1};
+	struct ctl_input in = {util, 2, &g, 1, 0};
+	struct run r = {0, 0, 0, {0, 0}};
 	enum ctl_action prev = CTL_HOLD;
 	char reason[160];
 
@@ -980,7 +1002,7 @@ static struct run drive(const struct ctl_params *p, struct ctl_state *s,
 
 static void test_control(void)
 {
-	struct ctl_params p = { { 5, 4 }, { 100, 1 }, 85, 50, 3, 5000 };
+	struct ctl_params p = {{5, 4}, {100, 1}, 85, 50, 3, 5000};
 	struct ctl_state s;
 	struct run r;
 	uint64_t now = 0;
@@ -1059,8 +1081,8 @@ static void test_control(void)
 	/* Two instances, one per node, both busy: harden, never soften. */
 	{
 		struct cpuset g[2];
-		double util[2] = { 0.95, 0.95 };
-		struct ctl_input in = { util, 2, g, 2, 0 };
+		double util[2] = {0.95, 0.95};
+		struct ctl_input in = {util, 2, g, 2, 0};
 		char reason[160];
 		unsigned int soft = 0;
 
@@ -1089,8 +1111,8 @@ static void test_control(void)
 	}
 	/* No managed work: hold. */
 	{
-		double util[2] = { 1, 0 };
-		struct ctl_input in = { util, 2, NULL, 0, 0 };
+		double util[2] = {1, 0};
+		struct ctl_input in = {util, 2, NULL, 0, 0};
 		char reason[160];
 
 		CHECK(ctl_step(&p, &s, &in, reason, sizeof(reason)) ==
@@ -1110,25 +1132,25 @@ static void test_control(void)
 static void test_write_order(void)
 {
 	/* Every transition between valid ratios keeps a valid midpoint. */
-	static const unsigned int v[] = { 1, 2, 3, 4, 5, 10, 100, 10000 };
+	static const unsigned int v[] = {1, 2, 3, 4, 5, 10, 100, 10000};
 	bool ok = true;
 
 	for (size_t a = 0; a < ARRAY_SIZE(v); a++)
 		for (size_t b = 0; b <= a; b++)
 			for (size_t c = 0; c < ARRAY_SIZE(v); c++)
 				for (size_t d = 0; d <= c; d++) {
-					struct ratio cur = { v[a], v[b] };
-					struct ratio nx = { v[c], v[d] };
+					struct ratio cur = {v[a], v[b]};
+					struct ratio nx = {v[c], v[d]};
 					struct ratio mid;
 
 					if (ctl_write_allowed_first(cur, nx))
 						mid = (struct ratio){
 							nx.allowed,
-							cur.preferred };
+							cur.preferred};
 					else
 						mid = (struct ratio){
 							cur.allowed,
-							nx.preferred };
+							nx.preferred};
 					if (mid.allowed < mid.preferred)
 						ok = false;
 				}
@@ -1189,8 +1211,8 @@ static void test_procconn_parse(void)
 		uint32_t *raw = calloc(1, 40);
 		unsigned char *b = (unsigned char *)raw;
 
-		b[0] = 17;	/* nlmsg_len of message 1 */
-		b[20] = 17;	/* message 2, at NLMSG_ALIGN(17) */
+		b[0] = 17;  /* nlmsg_len of message 1 */
+		b[20] = 17; /* message 2, at NLMSG_ALIGN(17) */
 		CHECK(procconn_parse(raw, 37, ev_cb, NULL) == 0);
 		free(raw);
 	}
