@@ -34,6 +34,12 @@
 #define SOFTAFFD_VERSION "0.1"
 #endif
 #define DEFAULT_CONFIG "/etc/softaffd.conf"
+/*
+ * Exit codes: 1 = bad configuration or kernel without the feature (the
+ * unit does not restart on it), 2 = usage, 3 = --status finds no daemon,
+ * 70 = the event loop failed (restart may help).
+ */
+#define EXIT_RUNTIME 70
 
 struct opts {
 	const char *config;
@@ -522,7 +528,7 @@ static int run_loop(struct daemon *d)
 			if (errno == EINTR)
 				continue;
 			log_err("epoll_wait: %s", strerror(errno));
-			return 1;
+			return EXIT_RUNTIME;
 		}
 		for (int i = 0; i < n; i++) {
 			int fd = evs[i].data.fd;
@@ -564,16 +570,19 @@ static int run_loop(struct daemon *d)
 	return 0;
 }
 
+static void daemon_sigmask(sigset_t *mask)
+{
+	sigemptyset(mask);
+	sigaddset(mask, SIGHUP);
+	sigaddset(mask, SIGTERM);
+	sigaddset(mask, SIGINT);
+}
+
 static int setup_loop(struct daemon *d)
 {
 	sigset_t mask;
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-		return -errno;
+	daemon_sigmask(&mask);
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	d->sample_fd =
@@ -627,6 +636,16 @@ int main(int argc, char **argv)
 	if (o.status)
 		return status_show(o.roots.run);
 	log_init(o.verbose ? LOG_DEBUG : LOG_INFO);
+	if (!o.test) {
+		sigset_t mask;
+
+		/*
+		 * Blocked from the start: a SIGTERM during the first scan
+		 * then waits for the loop and its clean, restoring exit.
+		 */
+		daemon_sigmask(&mask);
+		sigprocmask(SIG_BLOCK, &mask, NULL);
+	}
 
 	d.topo = calloc(1, sizeof(*d.topo));
 	d.sampler = calloc(1, sizeof(*d.sampler));
