@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 
 struct ctx {
 	const char *name;
+	const char *incdir; /* where @include files are looked up, or NULL */
 	const struct topology *topo;
 	char *err;
 	size_t errlen;
@@ -35,8 +37,14 @@ static int fail_at(struct ctx *x, const char *file, int line, const char *fmt,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	snprintf(x->err, x->errlen, "%s:%d: %s", file ? file : x->name, line,
-		 msg);
+	if (!file)
+		file = x->name;
+	/* Name an included file as it was opened, not as it was written. */
+	if (strcmp(file, x->name) && file[0] != '/' && x->incdir)
+		snprintf(x->err, x->errlen, "%s/%s:%d: %s", x->incdir, file,
+			 line, msg);
+	else
+		snprintf(x->err, x->errlen, "%s:%d: %s", file, line, msg);
 	return -EINVAL;
 }
 
@@ -546,7 +554,7 @@ static int load_common(config_t *cf, int rd, const char *name,
 		       const struct topology *topo, struct config **ret,
 		       char *err, size_t errlen)
 {
-	struct ctx x = {name, topo, err, errlen};
+	struct ctx x = {name, config_get_include_dir(cf), topo, err, errlen};
 	struct config *c;
 	int r;
 
@@ -586,11 +594,20 @@ static int load_common(config_t *cf, int rd, const char *name,
 int config_load(const char *path, const struct topology *topo,
 		struct config **ret, char *err, size_t errlen)
 {
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
 	config_t cf;
+	int r;
 
 	config_init(&cf);
-	return load_common(&cf, config_read_file(&cf, path), path, topo, ret,
-			   err, errlen);
+	/* @include "x.conf" is relative to the including file's directory. */
+	if (slash && (size_t)(slash - path) < sizeof(dir)) {
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = '\0';
+		config_set_include_dir(&cf, slash == path ? "/" : dir);
+	}
+	r = config_read_file(&cf, path);
+	return load_common(&cf, r, path, topo, ret, err, errlen);
 }
 
 int config_load_string(const char *text, const char *name,
