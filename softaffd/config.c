@@ -256,6 +256,114 @@ static int parse_pattern(struct ctx *x, const config_setting_t *s, char **ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
+/*
+ * Estimated size of the automaton glibc builds for an ERE.  regcomp()
+ * copies the operand of "+" and of "{m,n}" (a+ becomes aa*), so stacked
+ * or nested repetitions grow geometrically: "o+++...+" with 100 pluses
+ * allocated gigabytes in fuzzing.  The estimate charges an atom 1 and
+ * multiplies by each repetition; alternatives simply add up.  Returns
+ * the estimate (saturating at limit + 1), or -EINVAL for a back-reference,
+ * which can make matching exponential.
+ */
+#define REGEX_MAX_COST 4096
+#define REGEX_MAX_DEPTH 32
+
+static long regex_cost(const char *re)
+{
+	long sum[REGEX_MAX_DEPTH + 1] = {0}, last[REGEX_MAX_DEPTH + 1] = {0};
+	long limit = REGEX_MAX_COST;
+	int depth = 0;
+
+	for (const char *p = re; *p; p++) {
+		long k = 1;
+
+		switch (*p) {
+		case '\\':
+			if (p[1] >= '1' && p[1] <= '9')
+				return -EINVAL;
+			if (p[1])
+				p++;
+			sum[depth] += 1;
+			last[depth] = 1;
+			break;
+		case '[':
+			/* A bracket expression is one atom; "]" first is literal. */
+			p++;
+			if (*p == '^')
+				p++;
+			if (*p == ']')
+				p++;
+			while (*p && *p != ']') {
+				if (*p == '[' && (p[1] == ':' || p[1] == '.' ||
+						  p[1] == '=')) {
+					char close = p[1];
+
+					p += 2;
+					while (*p && !(*p == close && p[1] == ']'))
+						p++;
+					if (*p)
+						p++;
+				}
+				if (*p)
+					p++;
+			}
+			if (!*p)
+				return limit + 1; /* regcomp will reject it */
+			sum[depth] += 1;
+			last[depth] = 1;
+			break;
+		case '(':
+			if (depth == REGEX_MAX_DEPTH)
+				return limit + 1;
+			depth++;
+			sum[depth] = last[depth] = 0;
+			break;
+		case ')':
+			if (!depth)
+				return limit + 1;
+			depth--;
+			last[depth] = sum[depth + 1] + 1;
+			sum[depth] += last[depth];
+			break;
+		case '+':
+			k = 2;
+			break;
+		case '{': {
+			char *end;
+			long m = strtol(p + 1, &end, 10), n = m;
+
+			if (*end == ',')
+				n = end[1] == '}' ? m + 1 :
+						    strtol(end + 1, &end, 10);
+			while (*end && *end != '}')
+				end++;
+			if (!*end || m < 0 || n < 0)
+				return limit + 1;
+			k = (m > n ? m : n) + 1;
+			p = end;
+			break;
+		}
+		case '*':
+		case '?':
+		case '|':
+			break;
+		default:
+			sum[depth] += 1;
+			last[depth] = 1;
+			break;
+		}
+		if (k > 1) {
+			if (k > limit + 1 || last[depth] * k > limit + 1)
+				return limit + 1;
+			sum[depth] += last[depth] * (k - 1);
+			last[depth] *= k;
+		}
+		if (sum[depth] > limit)
+			return limit + 1;
+	}
+	return sum[0];
+}
+
 static int parse_user(struct ctx *x, const config_setting_t *s,
 		      struct rule *rule)
 {
@@ -412,6 +520,13 @@ static int parse_rule(struct ctx *x, const config_setting_t *g,
 		r = parse_pattern(x, s, &rule->cmdline);
 		if (r < 0)
 			return r;
+		long cost = regex_cost(rule->cmdline);
+		if (cost == -EINVAL)
+			return fail(x, s, "bad regex in 'cmdline': "
+				    "back-references are not supported");
+		if (cost > REGEX_MAX_COST)
+			return fail(x, s, "regex in 'cmdline' is too complex "
+				    "(nested or stacked repetitions)");
 		r = regcomp(&rule->cmdline_re, rule->cmdline,
 			    REG_EXTENDED | REG_NOSUB);
 		if (r) {

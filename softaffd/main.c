@@ -15,6 +15,7 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -200,12 +201,19 @@ static int sysctl_write(const struct daemon *d, const char *name,
 /* Move the kernel to next; logs with reason.  0 or -errno. */
 static int ratio_set(struct daemon *d, struct ratio next, const char *reason)
 {
-	struct ratio cur = d->sysctl_cur;
+	struct ratio cur;
 	bool allowed_first;
 	int r = 0;
 
 	if (!d->have_sysctl)
 		return -ENOENT;
+	/* Someone may have changed them: order the writes from the truth. */
+	if (!d->o->dry_run &&
+	    sysctl_read(d, "sched_allowed", &cur.allowed) == 0 &&
+	    sysctl_read(d, "sched_preferred", &cur.preferred) == 0)
+		d->sysctl_cur = cur;
+	else
+		cur = d->sysctl_cur;
 	if (cur.allowed == next.allowed && cur.preferred == next.preferred)
 		return 0;
 	log_notice("%ssched_allowed:sched_preferred %u:%u -> %u:%u (%s)",
@@ -303,8 +311,14 @@ static void publish(struct daemon *d)
 	struct sbuf b = {0};
 	int r;
 
-	sbuf_printf(&b, "pid %d\nconfig %s\nmode %s%s\n", (int)getpid(),
-		    d->cfg->path, ratio_mode_name(d->cfg->mode),
+	time_t t = time(NULL);
+	struct tm tm;
+	char when[64];
+
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+	sbuf_printf(&b, "pid %d\nupdated %s\nconfig %s\nmode %s%s\n",
+		    (int)getpid(), when, d->cfg->path,
+		    ratio_mode_name(d->cfg->mode),
 		    d->o->dry_run ? " (dry-run)" : "");
 	if (d->have_sysctl)
 		sbuf_printf(&b, "ratio %u:%u\n", d->sysctl_cur.allowed,

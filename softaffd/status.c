@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -31,6 +33,7 @@ void status_remove(const char *run_dir)
 int status_show(const char *run_dir)
 {
 	char path[PATH_MAX], buf[8192];
+	bool first = true;
 	size_t n;
 	FILE *f;
 
@@ -43,8 +46,17 @@ int status_show(const char *run_dir)
 			path, strerror(errno));
 		return 3; /* LSB "program is not running" */
 	}
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		int pid;
+
+		/* The first chunk starts with "pid N": is N still alive? */
+		if (first && sscanf(buf, "pid %d", &pid) == 1 && pid > 0 &&
+		    kill(pid, 0) < 0 && errno == ESRCH)
+			fprintf(stderr, "softaffd: warning: pid %d is not "
+				"running, this status is stale\n", pid);
+		first = false;
 		fwrite(buf, 1, n, stdout);
+	}
 	fclose(f);
 	return 0;
 }

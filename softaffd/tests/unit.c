@@ -494,6 +494,15 @@ static void test_config_errors(void)
 		 "cmdline, user or cgroup)"},
 		{"rules = ( { comm = \"x\"; cpus = \"9-12\"; } );\n",
 		 "t.conf:1: empty target: none of CPUs \"9-12\" exists"},
+		{"rules = ( { cmdline = \"a+++++++++++++++\"; cpus = \"0\"; } );\n",
+		 "t.conf:1: regex in 'cmdline' is too complex (nested or "
+		 "stacked repetitions)"},
+		{"rules = ( { cmdline = \"((a{1,99}){1,99})\"; cpus = \"0\"; } );\n",
+		 "t.conf:1: regex in 'cmdline' is too complex (nested or "
+		 "stacked repetitions)"},
+		{"rules = ( { cmdline = \"(a)\\\\1\"; cpus = \"0\"; } );\n",
+		 "t.conf:1: bad regex in 'cmdline': back-references are not "
+		 "supported"},
 		{"rules = ( { comm = \"x\"; cpus = \"0\"; nodes = [0]; } );\n",
 		 "t.conf:1: rule 'rule-1' has both 'nodes' and 'cpus'"},
 	};
