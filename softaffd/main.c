@@ -201,7 +201,7 @@ static int sysctl_write(const struct daemon *d, const char *name,
 /* Move the kernel to next; logs with reason.  0 or -errno. */
 static int ratio_set(struct daemon *d, struct ratio next, const char *reason)
 {
-	struct ratio cur;
+	struct ratio cur = d->sysctl_cur;
 	bool allowed_first;
 	int r = 0;
 
@@ -665,7 +665,7 @@ int main(int argc, char **argv)
 	d.sampler = calloc(1, sizeof(*d.sampler));
 	if (!d.topo || !d.sampler) {
 		log_err("out of memory");
-		return 1;
+		goto out;
 	}
 	r = topology_load(o.roots.sys, d.topo);
 	if (r < 0) {

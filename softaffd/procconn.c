@@ -181,7 +181,7 @@ int procconn_read(int fd, void (*cb)(const struct pc_event *, void *), void *ud)
 {
 	/* Aligned for struct nlmsghdr and friends. */
 	uint64_t buf[1024];
-	struct sockaddr_nl from;
+	struct sockaddr_nl from = {0};
 	socklen_t flen = sizeof(from);
 	ssize_t n;
 
