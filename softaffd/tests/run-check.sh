@@ -366,6 +366,22 @@ else
 	ok "connector: sanitizer-clean run # SKIP needs root"
 fi
 
+# ---- install / uninstall ----
+I=$WORK/inst
+make -s -C "$HERE" install DESTDIR="$I" PREFIX=/usr > "$WORK/inst.log" 2>&1
+check "install: binary, man pages, unit, config under DESTDIR" \
+	sh -c "[ -x '$I/usr/sbin/softaffd' ] && [ -f '$I/usr/share/man/man8/softaffd.8' ] &&
+	       [ -f '$I/usr/share/man/man5/softaffd.conf.5' ] &&
+	       [ -f '$I/etc/softaffd.conf' ] &&
+	       grep -q '^ExecStart=/usr/sbin/softaffd ' '$I/usr/lib/systemd/system/softaffd.service'"
+echo '# local edit' >> "$I/etc/softaffd.conf"
+make -s -C "$HERE" install DESTDIR="$I" PREFIX=/usr >> "$WORK/inst.log" 2>&1
+check "install: an existing /etc/softaffd.conf is kept" \
+	grep -q '^# local edit' "$I/etc/softaffd.conf"
+make -s -C "$HERE" uninstall DESTDIR="$I" PREFIX=/usr >> "$WORK/inst.log" 2>&1
+check "uninstall: removes all but the config" \
+	sh -c "[ \"\$(cd '$I' && find . -type f)\" = ./etc/softaffd.conf ]"
+
 # ---- fuzz ----
 targets="fuzz_config fuzz_proc"
 per=$((FUZZ_SECONDS / 2))
