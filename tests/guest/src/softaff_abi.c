@@ -1048,6 +1048,19 @@ static void test_hard_changes(void)
 
 static bool cpuset_enabled_here;
 
+/* cpuset reacts to hotplug from a work item: give it a moment. */
+static uint64_t wait_soft(pid_t pid, uint64_t want)
+{
+	uint64_t m = soft_of(pid, pid);
+	int i;
+
+	for (i = 0; i < 100 && m != want; i++) {
+		usleep(20000);
+		m = soft_of(pid, pid);
+	}
+	return m;
+}
+
 static int setup_cpuset_cgroup(const char *cg)
 {
 	char buf[256];
@@ -1073,6 +1086,7 @@ static int setup_cpuset_cgroup(const char *cg)
 static void test_cgroup(void)
 {
 	const char *cg = "/sys/fs/cgroup/softaff-abi";
+	const char *online2 = "/sys/devices/system/cpu/cpu2/online";
 	char path[128], buf[32];
 	int pfd[2], err;
 	pid_t pid;
@@ -1118,6 +1132,28 @@ static void test_cgroup(void)
 	   "cpuset.cpus 0-3 again: preferred 0-1 restored (%llx)",
 	   (unsigned long long)m);
 
+	/*
+	 * Hotplug under a cpuset: the cpuset takes the offline CPU out of
+	 * the hard mask and puts it back, and the preference follows.
+	 */
+	if (!access(online2, W_OK) && !set_soft(pid, pid, "4\n")) {
+		if (!write_str(online2, "0")) {
+			m = wait_soft(pid, 0xb);
+			ok(m == 0xb && status_mask(pid, pid, "Cpus_allowed") == 0xb,
+			   "cpuset task, CPU 2 offline: hard and preferred 0-1,3 (%llx)",
+			   (unsigned long long)m);
+			write_str(online2, "1");
+			m = wait_soft(pid, 0x4);
+			ok(m == 0x4 && status_mask(pid, pid, "Cpus_allowed") == 0xf,
+			   "cpuset task, CPU 2 online: preferred 2 restored (%llx)",
+			   (unsigned long long)m);
+		} else {
+			skip("cannot offline CPU 2", "hotplug under a cpuset");
+		}
+	} else {
+		skip("CPU 2 hotplug not available", "hotplug under a cpuset");
+	}
+
 	close(pfd[1]);
 	waitpid(pid, NULL, 0);
 	rmdir(cg);
@@ -1129,7 +1165,7 @@ static void test_hotplug(void)
 {
 	const char *online = "/sys/devices/system/cpu/cpu2/online";
 	pid_t tid = gettid_();
-	uint64_t m, h;
+	uint64_t m, h, want = 0x4;
 	int err;
 
 	if (access(online, W_OK)) {
@@ -1158,14 +1194,13 @@ static void test_hotplug(void)
 	   "offline CPU 2 plus active CPU 1 accepted if 2 is in the hard mask %llx (%s)",
 	   (unsigned long long)h, errname(err));
 	if (!err)
-		set_soft(self, tid, "4\n");
+		want = 0x6;	/* CPU 2 cannot be written alone while offline */
 
 	err = write_str(online, "1");
 	ok(!err, "CPU 2 back online (%s)", errname(err));
-	usleep(100000);
-	m = soft_of(self, tid);
-	ok(m == 0x4, "CPU 2 online: preferred CPU 2 again (%llx)",
-	   (unsigned long long)m);
+	m = wait_soft(tid, want);
+	ok(m == want, "CPU 2 online: preferred %llx again (%llx)",
+	   (unsigned long long)want, (unsigned long long)m);
 	reset_self();
 }
 
