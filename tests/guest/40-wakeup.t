@@ -1,0 +1,98 @@
+#!/bin/bash
+# Scheduler behaviour on wakeup (statistical). Workers sleep 200 us, then run
+# 1 ms, and record sched_getcpu() after every wakeup (softaff_wake). P is the
+# preferred set: node 0, or the first half of the CPUs on a 1-node guest.
+# Thresholds (the margins are stated with each check):
+#   control, hard affinity to P            100% of samples in P (exact)
+#   2 workers soft P, 100:1, rest idle     >= 95% in P
+#   4 workers soft P, 10000:1 (P saturated) >= 95% in P
+#   4 workers soft P, 5:4                  >= 15% outside P, and at least 10
+#                                          points more outside than at 10000:1
+#   RFC estimator misjudgment: a hog on the first CPU outside P, 4 workers
+#   soft P at 5:4. Ours spills to the idle outside CPUs (>= 10% of samples);
+#   the RFC's first-CPU rule sees "outside busy" and keeps them home (< 5%),
+#   a gap of at least 10 points.
+set -u
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+nok() { n=$((n + 1)); echo "not ok $n - $*"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+
+[[ -e /proc/self/soft_affinity ]] || skip_all "kernel without soft affinity"
+ncpu=$(nproc)
+((ncpu >= 2)) || skip_all "needs 2 CPUs"
+nodes=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)
+if ((nodes >= 2)); then
+	P=$(cat /sys/devices/system/node/node0/cpulist)
+else
+	P="0-$((ncpu / 2 - 1))"
+fi
+# The CPUs outside P, as a list, and the first of them.
+outside=$(for ((c = 0; c < ncpu; c++)); do
+	in=0
+	IFS=, read -ra parts <<<"$P"
+	for part in "${parts[@]}"; do
+		a=${part%-*} b=${part#*-}
+		((c >= a && c <= b)) && in=1
+	done
+	((in)) || echo $c
+done | paste -sd,)
+first_out=${outside%%,*}
+rest_out=${outside#*,}
+[[ $rest_out == "$outside" ]] && rest_out=""
+echo "# $nodes node(s), $ncpu CPUs; P=$P outside=$outside"
+
+sysdir=/proc/sys/kernel
+old_allowed=$(cat $sysdir/sched_allowed) old_preferred=$(cat $sysdir/sched_preferred)
+features=/sys/kernel/debug/sched/features
+restore() {
+	# Lower first or raise first, whichever keeps every step valid.
+	echo "$old_allowed" >$sysdir/sched_allowed
+	echo "$old_preferred" >$sysdir/sched_preferred
+	[[ -w $features ]] && echo NO_SOFT_AFFINITY_RFC_ESTIMATOR >$features 2>/dev/null
+}
+trap restore EXIT
+ratio() { echo "$1" >$sysdir/sched_allowed && echo "$2" >$sysdir/sched_preferred; }
+
+# share_in LIST ARGS...: run softaff_wake reporting on LIST, print the share.
+measure() {
+	local out
+	out=$(softaff_wake "$@") || { echo "# softaff_wake $* failed" >&2; echo -1; return; }
+	echo "# softaff_wake $*: $(tr '\n' ' ' <<<"$out")" >&2
+	sed -n 's/.*share=\([0-9.]*\).*/\1/p' <<<"$out" | head -1
+}
+ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+
+ratio 100 1
+s=$(measure -w 4 -t 4 -H "$P")
+if [[ $s == 100.0 ]]; then ok "control: hard affinity to P keeps 100% in P ($s%)"; else nok "control: hard affinity to P: $s% in P, want 100%"; fi
+
+s=$(measure -w 2 -t 4 -S "$P")
+if ge "$s" 95; then ok "2 workers soft P at 100:1, outside idle: $s% in P (>= 95%)"; else nok "2 workers soft P at 100:1: $s% in P, want >= 95%"; fi
+
+ratio 10000 1
+hard=$(measure -w 4 -t 4 -S "$P")
+if ge "$hard" 95; then ok "4 workers soft P at 10000:1: $hard% in P (>= 95%)"; else nok "4 workers soft P at 10000:1: $hard% in P, want >= 95%"; fi
+
+ratio 5 4
+soft=$(measure -w 4 -t 4 -S "$P")
+out=$(awk -v s="$soft" 'BEGIN { printf "%.1f", 100 - s }')
+if ge "$out" 15; then ok "4 workers soft P at 5:4: $out% outside P (>= 15%)"; else nok "4 workers soft P at 5:4: $out% outside P, want >= 15%"; fi
+gap=$(awk -v a="$hard" -v b="$soft" 'BEGIN { printf "%.1f", a - b }')
+if ge "$gap" 10; then ok "5:4 spills $gap points more than 10000:1 (>= 10)"; else nok "5:4 spills only $gap points more than 10000:1, want >= 10"; fi
+
+if [[ -z $rest_out ]]; then
+	ok "# SKIP RFC estimator comparison needs 2 CPUs outside P"
+elif [[ ! -w $features ]]; then
+	ok "# SKIP RFC estimator comparison needs $features (SCHED_DEBUG, debugfs)"
+else
+	ours=$(measure -w 4 -t 4 -S "$P" -g "$first_out" -P "$rest_out")
+	echo SOFT_AFFINITY_RFC_ESTIMATOR >$features
+	rfc=$(measure -w 4 -t 4 -S "$P" -g "$first_out" -P "$rest_out")
+	echo NO_SOFT_AFFINITY_RFC_ESTIMATOR >$features
+	if ge "$ours" 10; then ok "hog on CPU $first_out: our estimator spills to idle $rest_out ($ours% >= 10%)"; else nok "hog on CPU $first_out: our estimator put $ours% on idle $rest_out, want >= 10%"; fi
+	if ! ge "$rfc" 5; then ok "hog on CPU $first_out: the RFC estimator misjudges, $rfc% on idle $rest_out (< 5%)"; else nok "hog on CPU $first_out: the RFC estimator put $rfc% on $rest_out, expected < 5%"; fi
+	gap=$(awk -v a="$ours" -v b="$rfc" 'BEGIN { printf "%.1f", a - b }')
+	if ge "$gap" 10; then ok "ours uses the idle CPUs $gap points more than the RFC's rule (>= 10)"; else nok "ours vs RFC gap $gap points, want >= 10"; fi
+fi
+echo "1..$n"

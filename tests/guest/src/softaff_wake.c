@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softaff_wake: the wakeup workload of the scheduler behaviour tests.
+ *
+ * Starts N worker threads that loop "sleep briefly, then run briefly" and
+ * record sched_getcpu() right after every wakeup, which is where the
+ * scheduler's placement decision shows.  Optionally pins CPU hogs first.
+ *
+ *   softaff_wake -w WORKERS -t SECONDS [-r RUN_US] [-s SLEEP_US]
+ *                [-S CPULIST | -H CPULIST] [-g CPU]... [-P CPULIST]
+ *
+ *   -S LIST  soft affinity of every worker (task/TID/soft_affinity_list)
+ *   -H LIST  hard affinity of every worker (sched_setaffinity), the control
+ *   -g CPU   a never-sleeping hog hard-pinned to CPU (repeatable)
+ *   -P LIST  the set to report the share of samples in (default: -S or -H)
+ *
+ * Output, one line each:  samples=N in_set=N share=PCT
+ *                         cpu0=N cpu1=N ...
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_CPUS 256
+#define MAX_THREADS 64
+
+static int run_us = 1000, sleep_us = 200, seconds = 4, nworkers = 2;
+static const char *soft_list, *hard_list;
+static atomic_bool stop;
+static atomic_long counts[MAX_CPUS];
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void spin_for(double secs)
+{
+	double end = now() + secs;
+
+	while (now() < end)
+		;
+}
+
+static int parse_list(const char *s, cpu_set_t *set)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+
+	CPU_ZERO(set);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int a, b;
+
+		if (sscanf(tok, "%d-%d", &a, &b) != 2) {
+			if (sscanf(tok, "%d", &a) != 1) {
+				free(copy);
+				return -1;
+			}
+			b = a;
+		}
+		for (; a <= b && a < MAX_CPUS; a++)
+			CPU_SET(a, set);
+	}
+	free(copy);
+	return 0;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "softaff_wake: %s: %s\n", what, strerror(errno));
+	exit(2);
+}
+
+static void set_soft(const char *list)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/soft_affinity_list",
+		 (long)syscall(SYS_gettid));
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "%s\n", list) < 0 || fclose(f) != 0)
+		die(path);
+}
+
+static void *worker(void *arg)
+{
+	struct timespec nap = { 0, sleep_us * 1000L };
+	cpu_set_t set;
+
+	(void)arg;
+	if (hard_list) {
+		parse_list(hard_list, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			die("sched_setaffinity");
+	}
+	if (soft_list)
+		set_soft(soft_list);
+	while (!atomic_load(&stop)) {
+		int cpu;
+
+		nanosleep(&nap, NULL);
+		cpu = sched_getcpu();
+		if (cpu >= 0 && cpu < MAX_CPUS)
+			atomic_fetch_add(&counts[cpu], 1);
+		spin_for(run_us / 1e6);
+	}
+	return NULL;
+}
+
+static void *hog(void *arg)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET((int)(long)arg, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity (hog)");
+	while (!atomic_load(&stop))
+		;
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t threads[MAX_THREADS];
+	const char *report_list = NULL;
+	int hogs[MAX_CPUS], nhogs = 0, nthreads = 0, opt, i;
+	long samples = 0, in_set = 0;
+	cpu_set_t report;
+
+	while ((opt = getopt(argc, argv, "w:t:r:s:S:H:g:P:")) != -1) {
+		switch (opt) {
+		case 'w': nworkers = atoi(optarg); break;
+		case 't': seconds = atoi(optarg); break;
+		case 'r': run_us = atoi(optarg); break;
+		case 's': sleep_us = atoi(optarg); break;
+		case 'S': soft_list = optarg; break;
+		case 'H': hard_list = optarg; break;
+		case 'g': if (nhogs < MAX_CPUS) hogs[nhogs++] = atoi(optarg); break;
+		case 'P': report_list = optarg; break;
+		default:
+			fprintf(stderr, "usage: see the comment at the top of softaff_wake.c\n");
+			return 2;
+		}
+	}
+	if (nworkers < 1 || nworkers + nhogs > MAX_THREADS || seconds < 1) {
+		fprintf(stderr, "softaff_wake: bad -w/-t/-g\n");
+		return 2;
+	}
+	if (!report_list)
+		report_list = soft_list ? soft_list : hard_list;
+	if (!report_list || parse_list(report_list, &report)) {
+		fprintf(stderr, "softaff_wake: need -S, -H or -P with a valid CPU list\n");
+		return 2;
+	}
+
+	for (i = 0; i < nhogs; i++)
+		pthread_create(&threads[nthreads++], NULL, hog, (void *)(long)hogs[i]);
+	/* Let the hogs' utilization build up before measuring. */
+	if (nhogs)
+		sleep(1);
+	for (i = 0; i < nworkers; i++)
+		pthread_create(&threads[nthreads++], NULL, worker, NULL);
+	/* Settle, then measure only the steady state. */
+	sleep(1);
+	for (i = 0; i < MAX_CPUS; i++)
+		atomic_store(&counts[i], 0);
+	sleep(seconds);
+	atomic_store(&stop, true);
+	for (i = 0; i < nthreads; i++)
+		pthread_join(threads[i], NULL);
+
+	for (i = 0; i < MAX_CPUS; i++) {
+		samples += counts[i];
+		if (CPU_ISSET(i, &report))
+			in_set += counts[i];
+	}
+	printf("samples=%ld in_set=%ld share=%.1f\n", samples, in_set,
+	       samples ? 100.0 * in_set / samples : 0.0);
+	for (i = 0; i < MAX_CPUS; i++)
+		if (counts[i])
+			printf("cpu%d=%ld ", i, (long)counts[i]);
+	printf("\n");
+	return samples ? 0 : 1;
+}
