@@ -485,9 +485,16 @@ static void arm_timers(struct daemon *d)
 	timer_arm(d->rescan_fd, d->cfg->rescan_ms);
 }
 
+/*
+ * SIGHUP: re-read the topology (CPUs may have come or gone) and the
+ * configuration; switch only if both are good.
+ */
 static void reload(struct daemon *d)
 {
+	struct topology *ntopo = calloc(1, sizeof(*ntopo));
+	const struct topology *topo = d->topo;
 	struct config *ncfg = NULL;
+	double *nutil = NULL;
 	char err[1024];
 	int r;
 
@@ -497,28 +504,56 @@ static void reload(struct daemon *d)
 		   "STATUS=reloading configuration",
 		   (unsigned long long)now_ms() * 1000);
 	log_info("reloading %s", d->o->config);
-	r = config_load(d->o->config, d->topo, &ncfg, err, sizeof(err));
+	if (ntopo) {
+		r = topology_load(d->o->roots.sys, ntopo);
+		if (r == 0)
+			nutil = calloc(ntopo->nnodes, sizeof(*nutil));
+		if (r < 0 || !nutil) {
+			log_warn("cannot re-read the NUMA topology (%s); using "
+				 "the one read at start",
+				 strerror(r < 0 ? -r : ENOMEM));
+			free(ntopo);
+			ntopo = NULL;
+		} else {
+			topo = ntopo;
+		}
+	}
+	r = config_load(d->o->config, topo, &ncfg, err, sizeof(err));
 	if (r < 0) {
 		log_err("%s", err);
 		log_err("reload failed; still running the old configuration");
-	} else {
-		struct config *old = d->cfg;
-
-		r = mgr_reload(&d->mgr, ncfg);
-		if (r == -ENOMEM) {
-			log_err("reload: out of memory; keeping the old "
-				"configuration");
-			config_free(ncfg);
-		} else {
-			d->cfg = ncfg;
-			config_free(old);
-			ctl_setup(d);
-			ratio_apply_config(d);
-			arm_timers(d);
-			log_info("configuration reloaded: %u rules",
-				 d->cfg->nrules);
-		}
+		goto out;
 	}
+	r = mgr_reload(&d->mgr, ncfg);
+	if (r == -ENOMEM) {
+		log_err("reload: out of memory; keeping the old configuration");
+		config_free(ncfg);
+		goto out;
+	}
+	config_free(d->cfg);
+	d->cfg = ncfg;
+	if (ntopo) {
+		/* Nothing keeps pointers into the old topology past here. */
+		if (ntopo->nnodes != d->topo->nnodes ||
+		    memcmp(ntopo->node_cpus, d->topo->node_cpus,
+			   ntopo->nnodes * sizeof(ntopo->node_cpus[0])))
+			log_info("NUMA topology changed: %u nodes",
+				 ntopo->nnodes);
+		free(d->topo);
+		free(d->node_util);
+		d->topo = ntopo;
+		d->node_util = nutil;
+		d->mgr.topo = ntopo;
+		ntopo = NULL;
+		nutil = NULL;
+	}
+	ctl_setup(d);
+	ratio_apply_config(d);
+	arm_timers(d);
+	log_info("configuration reloaded: %u rules", d->cfg->nrules);
+out:
+	free(ntopo);
+	free(nutil);
 	publish(d);
 	sd_notify(0, "READY=1");
 }

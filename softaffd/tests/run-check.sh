@@ -183,8 +183,9 @@ if command -v python3 > /dev/null; then
 	wait_for "[ -S '$WORK/notify.sock' ]"
 	NOTIFY=$WORK/notify.sock
 fi
+cp -r "$CONFDIR/sys" "$WORK/sys"
 NOTIFY_SOCKET=$NOTIFY WATCHDOG_USEC=200000 JOURNAL_STREAM=1:1 \
-	"$SAN" -c "$WORK/d.conf" --sys-root "$CONFDIR/sys" --proc-root "$P" \
+	"$SAN" -c "$WORK/d.conf" --sys-root "$WORK/sys" --proc-root "$P" \
 	--run-dir "$RUN" > /dev/null 2> "$WORK/dlog" &
 DPID=$!
 
@@ -232,6 +233,19 @@ check "daemon: bad reload logs file:line and keeps running" \
 	wait_for "grep -q 'd.conf:1: node 9 does not exist' '$WORK/dlog' &&
 		  grep -q 'still running the old configuration' '$WORK/dlog'"
 check "daemon: still alive after bad reload" kill -0 $DPID
+
+# CPU 1 leaves node 0: a reload re-reads the topology.
+cat > "$WORK/d.conf" <<CONF
+rescan_ms = 500;
+interval_ms = 100;
+ratio = { mode = "fixed"; allowed = 50; preferred = 1; };
+rules = ( { name = "d0"; comm = "softaff-demo0*"; nodes = [0]; } );
+CONF
+echo 0 > "$WORK/sys/devices/system/node/node0/cpulist"
+kill -HUP $DPID
+check "daemon: SIGHUP re-reads the NUMA topology" \
+	wait_for "[ \"\$(cat $P/4242/task/4243/soft_affinity_list)\" = 0 ] &&
+		  grep -q 'NUMA topology changed' '$WORK/dlog'"
 
 kill -TERM $DPID
 wait $DPID
