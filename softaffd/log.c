@@ -2,6 +2,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <systemd/sd-daemon.h>
 
@@ -11,10 +13,29 @@ static int log_max = LOG_INFO;
 unsigned long log_counts[8];
 static int log_journal;
 
+/*
+ * JOURNAL_STREAM=dev:ino names the stream systemd connected to stderr;
+ * only if stderr is still that stream do "<N>" prefixes reach journald
+ * (a shell redirect in between would show them as garbage).
+ */
+static int stderr_is_journal(void)
+{
+	const char *e = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (!e || sscanf(e, "%llu:%llu", &dev, &ino) != 2)
+		return 0;
+	if (fstat(STDERR_FILENO, &st) < 0)
+		return 0;
+	return (unsigned long long)st.st_dev == dev &&
+	       (unsigned long long)st.st_ino == ino;
+}
+
 void log_init(int max_prio)
 {
 	log_max = max_prio;
-	log_journal = getenv("JOURNAL_STREAM") != NULL;
+	log_journal = stderr_is_journal();
 }
 
 void log_set_journal(int on)

@@ -184,9 +184,12 @@ if command -v python3 > /dev/null; then
 	NOTIFY=$WORK/notify.sock
 fi
 cp -r "$CONFDIR/sys" "$WORK/sys"
-NOTIFY_SOCKET=$NOTIFY WATCHDOG_USEC=200000 JOURNAL_STREAM=1:1 \
+# JOURNAL_STREAM names the log file itself, as systemd would its socket.
+: > "$WORK/dlog"
+NOTIFY_SOCKET=$NOTIFY WATCHDOG_USEC=200000 \
+JOURNAL_STREAM=$(stat -c '%d:%i' "$WORK/dlog") \
 	"$SAN" -c "$WORK/d.conf" --sys-root "$WORK/sys" --proc-root "$P" \
-	--run-dir "$RUN" > /dev/null 2> "$WORK/dlog" &
+	--run-dir "$RUN" > /dev/null 2>> "$WORK/dlog" &
 DPID=$!
 
 check "daemon: publishes status" wait_for "[ -f '$RUN/status' ]"
@@ -272,6 +275,9 @@ else
 fi
 check "systemd: journald <N> priority prefixes under JOURNAL_STREAM" \
 	sh -c "grep -q '^<6>' '$WORK/dlog' && grep -q '^<3>.*d.conf:1: node 9' '$WORK/dlog'"
+JOURNAL_STREAM=1:1 "$SAN" --once -c "$WORK/nothere.conf" 2> "$WORK/plain"
+check "log: plain text when stderr is not the journal stream" \
+	grep -q '^softaffd: error: .*nothere.conf: cannot read' "$WORK/plain"
 check "daemon: restore_on_exit resets what it set" \
 	sh -c "[ \"\$(cat $P/4242/task/4242/soft_affinity_list)\" = 0-3 ] &&
 	       [ \"\$(cat $P/4280/task/4280/soft_affinity_list)\" = 0-3 ]"
@@ -352,6 +358,7 @@ rescan_ms = 3600000;
 ratio = { mode = "off"; };
 rules = ( { name = "probe"; comm = "sa-probe-$$"; cpus = "0"; } );
 CONF
+	: > "$WORK/clog"
 	"$SAN" -c "$WORK/c.conf" --run-dir "$WORK/crun" --dry-run -v \
 		> /dev/null 2> "$WORK/clog" &
 	CPID=$!
