@@ -43,15 +43,20 @@ rest_out=${outside#*,}
 echo "# $nodes node(s), $ncpu CPUs; P=$P outside=$outside"
 
 sysdir=/proc/sys/kernel
+# softaffd's adaptive ratio would move the sysctls under our feet.
+daemon_was_active=0
+if systemctl -q is-active softaffd 2>/dev/null; then
+	systemctl stop softaffd && daemon_was_active=1
+fi
 old_allowed=$(cat $sysdir/sched_allowed) old_preferred=$(cat $sysdir/sched_preferred)
 features=/sys/kernel/debug/sched/features
 restore() {
-	# Lower first or raise first, whichever keeps every step valid.
 	echo "$old_allowed" >$sysdir/sched_allowed
 	echo "$old_preferred" >$sysdir/sched_preferred
 	[[ -w $features ]] && echo NO_SOFT_AFFINITY_RFC_ESTIMATOR >$features 2>/dev/null
 }
 trap restore EXIT
+if ((daemon_was_active)); then trap 'restore; systemctl start softaffd' EXIT; fi
 ratio() { echo "$1" >$sysdir/sched_allowed && echo "$2" >$sysdir/sched_preferred; }
 
 # share_in LIST ARGS...: run softaff_wake reporting on LIST, print the share.
