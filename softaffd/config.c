@@ -265,7 +265,8 @@ static int parse_pattern(struct ctx *x, const config_setting_t *s, char **ret)
  * the estimate (saturating at limit + 1), or -EINVAL for a back-reference,
  * which can make matching exponential.
  */
-#define REGEX_MAX_COST 4096
+/* ~25 ms worst case per 4 KiB command line at this size (glibc 2.36). */
+#define REGEX_MAX_COST 512
 #define REGEX_MAX_DEPTH 32
 
 static long regex_cost(const char *re)
@@ -525,8 +526,9 @@ static int parse_rule(struct ctx *x, const config_setting_t *g,
 			return fail(x, s, "bad regex in 'cmdline': "
 				    "back-references are not supported");
 		if (cost > REGEX_MAX_COST)
-			return fail(x, s, "regex in 'cmdline' is too complex "
-				    "(nested or stacked repetitions)");
+			return fail(x, s, "regex in 'cmdline' is too complex: "
+				    "its repetitions expand to more than %d "
+				    "states", REGEX_MAX_COST);
 		r = regcomp(&rule->cmdline_re, rule->cmdline,
 			    REG_EXTENDED | REG_NOSUB);
 		if (r) {

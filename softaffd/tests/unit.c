@@ -495,11 +495,11 @@ static void test_config_errors(void)
 		{"rules = ( { comm = \"x\"; cpus = \"9-12\"; } );\n",
 		 "t.conf:1: empty target: none of CPUs \"9-12\" exists"},
 		{"rules = ( { cmdline = \"a+++++++++++++++\"; cpus = \"0\"; } );\n",
-		 "t.conf:1: regex in 'cmdline' is too complex (nested or "
-		 "stacked repetitions)"},
+		 "t.conf:1: regex in 'cmdline' is too complex: its "
+		 "repetitions expand to more than 512 states"},
 		{"rules = ( { cmdline = \"((a{1,99}){1,99})\"; cpus = \"0\"; } );\n",
-		 "t.conf:1: regex in 'cmdline' is too complex (nested or "
-		 "stacked repetitions)"},
+		 "t.conf:1: regex in 'cmdline' is too complex: its "
+		 "repetitions expand to more than 512 states"},
 		{"rules = ( { cmdline = \"(a)\\\\1\"; cpus = \"0\"; } );\n",
 		 "t.conf:1: bad regex in 'cmdline': back-references are not "
 		 "supported"},
