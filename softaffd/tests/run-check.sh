@@ -63,11 +63,10 @@ for conf in "$CONFDIR"/*.conf; do
 			not_ok "golden: $name.conf dumps as $name.ok"
 		fi
 		# The dump is itself a valid config that dumps the same.
-		cp "$WORK/out" "$CONFDIR/.redump-$$.conf"
-		(cd "$CONFDIR" && "$SAN" -t -c ".redump-$$.conf" \
-			--sys-root sys) > "$WORK/out2" 2> /dev/null
+		cp "$WORK/out" "$WORK/redump.conf"
+		"$SAN" -t -c "$WORK/redump.conf" --sys-root "$CONFDIR/sys" \
+			> "$WORK/out2" 2> /dev/null
 		rc2=$?
-		rm -f "$CONFDIR/.redump-$$.conf"
 		if [ $rc2 = 0 ] && cmp -s "$WORK/out" "$WORK/out2"; then
 			ok "golden: $name.ok is a fixed point of -t"
 		else
