@@ -333,9 +333,14 @@ static long regex_cost(const char *re)
 			char *end;
 			long m = strtol(p + 1, &end, 10), n = m;
 
+			/* Anything above the limit fails anyway: clamp first. */
+			if (m > limit)
+				m = limit;
 			if (*end == ',')
 				n = end[1] == '}' ? m + 1 :
 						    strtol(end + 1, &end, 10);
+			if (n > limit)
+				n = limit;
 			while (*end && *end != '}')
 				end++;
 			if (!*end || m < 0 || n < 0)
@@ -507,6 +512,13 @@ static int parse_rule(struct ctx *x, const config_setting_t *g,
 		r = parse_pattern(x, s, &rule->comm);
 		if (r < 0)
 			return r;
+		/* TASK_COMM_LEN is 16: the kernel keeps 15 characters. */
+		if (strlen(rule->comm) > 15 && !strpbrk(rule->comm, "*?[\\"))
+			return fail(x, s,
+				    "'comm' \"%s\" is longer than 15 "
+				    "characters and can never match; the "
+				    "kernel truncates comm (use \"%.15s*\")",
+				    rule->comm, rule->comm);
 		rule->needs |= NEED_COMM;
 	}
 	if ((s = config_setting_get_member(g, "exe"))) {

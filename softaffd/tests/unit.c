@@ -500,6 +500,10 @@ static void test_config_errors(void)
 		{"rules = ( { cmdline = \"((a{1,99}){1,99})\"; cpus = \"0\"; } );\n",
 		 "t.conf:1: regex in 'cmdline' is too complex: its "
 		 "repetitions expand to more than 512 states"},
+		/* Found by fuzz_config: a huge bound overflowed the estimate. */
+		{"rules = ( { cmdline = \"a{99999999999999999999,}\"; cpus = \"0\"; } );\n",
+		 "t.conf:1: regex in 'cmdline' is too complex: its "
+		 "repetitions expand to more than 512 states"},
 		{"rules = ( { cmdline = \"(a)\\\\1\"; cpus = \"0\"; } );\n",
 		 "t.conf:1: bad regex in 'cmdline': back-references are not "
 		 "supported"},
