@@ -16,6 +16,8 @@
  *
  * Output, one line each:  samples=N in_set=N share=PCT
  *                         cpu0=N cpu1=N ...
+ *                         nr_wakeups=N nr_wakeups_soft_spill=N ... (schedstats
+ *                         of the workers, over the whole run incl. settling)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,6 +39,37 @@ static int run_us = 1000, sleep_us = 200, seconds = 4, nworkers = 2;
 static const char *soft_list, *hard_list;
 static atomic_bool stop;
 static atomic_long counts[MAX_CPUS];
+
+/* Per-task schedstats summed over the workers (kernel.sched_schedstats=1). */
+static const char *const stat_names[] = {
+	"nr_wakeups", "nr_wakeups_soft_spill", "nr_wakeups_soft_return",
+	"nr_failed_migrations_soft",
+};
+#define NSTATS (sizeof(stat_names) / sizeof(stat_names[0]))
+static atomic_long stats[NSTATS];
+
+/*
+ * /proc/thread-self/sched lines look like
+ * "nr_wakeups_soft_spill                        :                   12".
+ */
+static void add_schedstats(void)
+{
+	char line[256], name[128];
+	long value;
+	FILE *f = fopen("/proc/thread-self/sched", "r");
+	size_t i;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%127s : %ld", name, &value) != 2)
+			continue;
+		for (i = 0; i < NSTATS; i++)
+			if (!strcmp(name, stat_names[i]))
+				atomic_fetch_add(&stats[i], value);
+	}
+	fclose(f);
+}
 
 static double now(void)
 {
@@ -116,6 +149,7 @@ static void *worker(void *arg)
 			atomic_fetch_add(&counts[cpu], 1);
 		spin_for(run_us / 1e6);
 	}
+	add_schedstats();
 	return NULL;
 }
 
@@ -192,6 +226,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < MAX_CPUS; i++)
 		if (counts[i])
 			printf("cpu%d=%ld ", i, (long)counts[i]);
+	printf("\n");
+	for (i = 0; i < (int)NSTATS; i++)
+		printf("%s=%ld ", stat_names[i], (long)stats[i]);
 	printf("\n");
 	return samples ? 0 : 1;
 }
