@@ -110,7 +110,7 @@ else
 	nok "systemd-analyze verify --man=no $unit: exit $rc, output:"
 	diag <<<"$out"
 fi
-docs=$(systemctl show -p Documentation --value softaffd)
+docs=$(systemctl show -p Documentation --value softaffd | tr -d '"')
 missing=""
 for d in $docs; do
 	[[ $d =~ ^man:([^\(]+)\(([0-9])\)$ ]] || { missing+=" $d"; continue; }
@@ -215,21 +215,26 @@ check "re-adopted processes are listed by --status" wait_until 3 eval \
 # ---- watchdog ------------------------------------------------------------
 echo "# [$SECONDS s] watchdog"
 mkdir -p /run/systemd/system/softaffd.service.d
-printf '[Service]\nWatchdogSec=4s\nTimeoutAbortSec=10s\n' >/run/systemd/system/softaffd.service.d/50-test-watchdog.conf
+# 10 s, not less: under TCG on a loaded host the guest can stall for
+# seconds, and a 2 s ping margin then gives false timeouts.
+printf '[Service]\nWatchdogSec=10s\nTimeoutAbortSec=10s\n' >/run/systemd/system/softaffd.service.d/50-test-watchdog.conf
 systemctl daemon-reload
 systemctl restart softaffd
-is "$(systemctl show -p WatchdogUSec --value softaffd)" "4s" "runtime drop-in: WatchdogSec=4s"
-sleep 6
+is "$(systemctl show -p WatchdogUSec --value softaffd)" "10s" "runtime drop-in: WatchdogSec=10s"
+sleep 12
 old=$(mainpid)
-check "with WatchdogSec=4s the daemon keeps pinging: still pid $old after 6 s" eval '[[ $(mainpid) == $old ]] && active'
+check "with WatchdogSec=10s the daemon keeps pinging: still pid $old after 12 s" eval '[[ $(mainpid) == $old ]] && active'
 jmark
 kill -STOP "$old"
 t0=$(now_ms)
-check "SIGSTOPped daemon: the watchdog has systemd restart it (new MainPID)" wait_until 40 restarted
+check "SIGSTOPped daemon: the watchdog has systemd restart it (new MainPID)" wait_until 60 restarted
 echo "# watchdog restart after $((($(now_ms) - t0) / 1000)) s"
 wait_until 5 jhas 'Watchdog timeout'
-check "journal: Watchdog timeout" jhas 'Watchdog timeout'
-jnew | grep -iE 'watchdog|start|abort|dump|signal' | head -10 | diag
+check "journal: Watchdog timeout" jhas "Watchdog timeout|Killing process $old .*SIGABRT"
+new=$(mainpid)
+sleep 12
+check "the restarted daemon keeps pinging: still pid $new after 12 s" eval '[[ $(mainpid) == $new ]] && active'
+journalctl -u softaffd -o short-monotonic --no-pager -q | tail -n +$((jstart + 1)) | head -20 | diag
 rm -f /run/systemd/system/softaffd.service.d/50-test-watchdog.conf
 systemctl daemon-reload
 systemctl restart softaffd
