@@ -693,7 +693,15 @@ static void test_esrch(void)
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/soft_affinity", self,
 		 p[0].tid);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
-	park_stop(p, 1);	/* joined, so reaped */
+	park_stop(p, 1);
+	/*
+	 * pthread_join() returns when the kernel clears the tid in
+	 * mm_release(), before the thread is reaped: wait for its directory
+	 * to go away.
+	 */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", self, p[0].tid);
+	for (int i = 0; i < 500 && access(path, F_OK) == 0; i++)
+		usleep(10000);
 	if (fd >= 0) {
 		errno = 0;
 		n = write(fd, "1\n", 2);
