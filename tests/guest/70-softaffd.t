@@ -149,14 +149,21 @@ is "$(soft "$before1")" "$N1" "started before the daemon: softaff-demo1 has CPUs
 
 # ---- matching: processes started after the daemon, latency ---------------
 echo "# [$SECONDS s] matching: processes started after"
-out=$(softaffd_lat 100 /tmp/softaff-demo0 "$N0" 2000)
+# The bound is 2 s, or 50 process starts when the guest is slower than
+# that (a TCG guest on a loaded host can run 20x slower than usual).
+t=$(now_ms)
+for i in {1..20}; do /bin/true; done
+start_ms=$((($(now_ms) - t) / 20))
+bound=$((start_ms * 50 > 2000 ? start_ms * 50 : 2000))
+echo "# one /bin/true start takes $start_ms ms here: bound $bound ms"
+out=$(softaffd_lat 100 /tmp/softaff-demo0 "$N0" "$bound")
 rc=$?
 grep '^#' <<<"$out"
 res=$(grep '^RESULT' <<<"$out")
 eval "$(sed -n 's/^RESULT //p' <<<"$res" | tr ' ' '\n' | grep -E '^[a-z0-9_]+=-?[0-9]+$' | sed 's/^/lat_/')"
 if ((rc == 0)) && [[ -n $res ]]; then
 	echo "# exec-to-applied p50=$((lat_p50_us / 1000)).$(printf %03d $((lat_p50_us % 1000)))ms p99=$((lat_p99_us / 1000)).$(printf %03d $((lat_p99_us % 1000)))ms max=$((lat_max_us / 1000))ms over $lat_n starts"
-	is "$lat_applied/$lat_late" "100/0" "100 starts after the daemon: applied/late (over 2 s)"
+	is "$lat_applied/$lat_late" "100/0" "100 starts after the daemon: applied/late (over $bound ms)"
 else
 	nok "softaffd_lat failed (exit $rc): $out"
 fi
