@@ -11,7 +11,9 @@
 #   RFC estimator misjudgment: a hog on the first CPU outside P, 4 workers
 #   soft P at 5:4. Ours spills to the idle outside CPUs (>= 10% of samples,
 #   and >= 5% of wakeups are spill decisions); the RFC's first-CPU rule sees
-#   "outside busy" and decides to spill on < 1% of wakeups, so the idle CPU
+#   "outside busy" and decides to spill on < 5% of wakeups (measured 0.4-1.9%
+#   against our 17.6%; the rule can only fire while the hog's utilization
+#   is still ramping up or TCG starves it), at least 8 points fewer, so the idle CPU
 #   gets at least 10 points fewer samples (what still reaches it is the
 #   load balancer's doing, not the wakeup rule's).
 set -u
@@ -111,7 +113,9 @@ else
 	echo NO_SOFT_AFFINITY_RFC_ESTIMATOR >$features
 	if ge "$ours" 10; then ok "hog on CPU $first_out: our estimator spills to idle $rest_out ($ours% >= 10%)"; else nok "hog on CPU $first_out: our estimator put $ours% on idle $rest_out, want >= 10%"; fi
 	if ge "$ours_spill" 5; then ok "hog on CPU $first_out: our rule spills on $ours_spill% of wakeups (>= 5%)"; else nok "hog on CPU $first_out: our rule spills on $ours_spill% of wakeups, want >= 5%"; fi
-	if ! ge "$rfc_spill" 1 && ge "$rfc_spill" 0; then ok "hog on CPU $first_out: the RFC rule misjudges, spills on $rfc_spill% of wakeups (< 1%), $rfc% of samples on idle $rest_out"; else nok "hog on CPU $first_out: the RFC rule spilled on $rfc_spill% of wakeups, expected < 1%"; fi
+	if ! ge "$rfc_spill" 5 && ge "$rfc_spill" 0; then ok "hog on CPU $first_out: the RFC rule misjudges, spills on $rfc_spill% of wakeups (< 5%), $rfc% of samples on idle $rest_out"; else nok "hog on CPU $first_out: the RFC rule spilled on $rfc_spill% of wakeups, expected < 5%"; fi
+	gap=$(awk -v a="$ours_spill" -v b="$rfc_spill" 'BEGIN { printf "%.1f", a - b }')
+	if ge "$gap" 8; then ok "our rule spills on $gap points more wakeups than the RFC's (>= 8)"; else nok "spill decisions: ours - RFC = $gap points, want >= 8"; fi
 	gap=$(awk -v a="$ours" -v b="$rfc" 'BEGIN { printf "%.1f", a - b }')
 	if ge "$gap" 10; then ok "ours uses the idle CPUs $gap points more than the RFC's rule (>= 10)"; else nok "ours vs RFC gap $gap points, want >= 10"; fi
 fi
