@@ -108,7 +108,9 @@ static void maybe_shrink(struct mgr *m)
 		rehash(m, nb);
 }
 
-static int alloc_rule_arrays(struct mgr *m, const struct config *cfg)
+/* Per-rule counters for @cfg, zeroed; both or neither are allocated. */
+static int alloc_rule_arrays(const struct config *cfg,
+			     unsigned int **ret_count, bool **ret_warned)
 {
 	size_t n = cfg->nrules ? cfg->nrules : 1;
 	unsigned int *rc = calloc(n, sizeof(*rc));
@@ -119,10 +121,8 @@ static int alloc_rule_arrays(struct mgr *m, const struct config *cfg)
 		free(ew);
 		return -ENOMEM;
 	}
-	free(m->rule_count);
-	free(m->einval_warned);
-	m->rule_count = rc;
-	m->einval_warned = ew;
+	*ret_count = rc;
+	*ret_warned = ew;
 	return 0;
 }
 
@@ -138,7 +138,7 @@ int mgr_init(struct mgr *m, const struct roots *roots, const struct config *cfg,
 	m->buckets = calloc(m->nbuckets, sizeof(*m->buckets));
 	if (!m->buckets)
 		return -ENOMEM;
-	return alloc_rule_arrays(m, cfg);
+	return alloc_rule_arrays(cfg, &m->rule_count, &m->einval_warned);
 }
 
 void mgr_done(struct mgr *m)
@@ -508,15 +508,11 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 {
 	unsigned int *old_count = m->rule_count;
 	bool *old_warned = m->einval_warned;
-	size_t n = cfg->nrules ? cfg->nrules : 1;
-	unsigned int *rc = calloc(n, sizeof(*rc));
-	bool *ew = calloc(n, sizeof(*ew));
+	unsigned int *rc;
+	bool *ew;
 
-	if (!rc || !ew) {
-		free(rc);
-		free(ew);
+	if (alloc_rule_arrays(cfg, &rc, &ew))
 		return -ENOMEM;
-	}
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		struct managed *e = m->buckets[i], *next;
 
