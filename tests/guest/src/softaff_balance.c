@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softaff_balance: CPU-bound workloads for the load balancer tests of soft
+ * affinity (tests/guest/45-balance.t).  Workers never sleep; each publishes
+ * sched_getcpu() continuously, so the sampler sees where it runs now.
+ *
+ *   softaff_balance return  -S LIST [-w N] [-n TRIALS] [-T TIMEOUT_MS]
+ *	Per trial: hard-pinned hogs load every CPU of LIST, N workers with soft
+ *	affinity LIST start and spill outside it; once all N run outside, the
+ *	hogs stop and the time until all N run in LIST again is measured.
+ *   softaff_balance spill   -S LIST [-w N] [-t SECONDS]
+ *	N workers with soft affinity LIST; reports the share of samples
+ *	outside LIST and each CPU's busy share (from /proc/stat).
+ *   softaff_balance respect -S LIST [-w N] [-t SECONDS] [-c CHURN_PER_S]
+ *	N workers with soft affinity LIST while short-lived threads without
+ *	any affinity are created and exit continuously; reports the workers'
+ *	share of samples in LIST.
+ *
+ * Every mode ends with the workers' summed schedstats from
+ * /proc/thread-self/sched (kernel.sched_schedstats=1) as key=value pairs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_CPUS 256
+#define MAX_WORKERS 32
+#define MAX_TRIALS 200
+
+static const char *const stat_names[] = {
+	"nr_migrations_soft_spill", "nr_migrations_soft_return",
+	"nr_wakeups_soft_spill", "nr_wakeups_soft_return",
+	"nr_failed_migrations_soft", "soft_outside_runtime",
+	"se.sum_exec_runtime",
+};
+#define NSTATS (sizeof(stat_names) / sizeof(stat_names[0]))
+
+struct worker {
+	pthread_t thread;
+	atomic_int cpu;
+	atomic_bool stop;
+	double stats[NSTATS];
+};
+
+static const char *soft_list;
+static cpu_set_t soft_set;
+static int nworkers = 2, seconds = 4, ntrials = 20, timeout_ms = 2000;
+static int churn_per_s = 500;
+static struct worker workers[MAX_WORKERS];
+static double stat_sum[NSTATS];
+
+static void die(const char *what)
+{
+	fprintf(stderr, "softaff_balance: %s: %s\n", what, strerror(errno));
+	exit(2);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void sleep_ms(double ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)((ms - (time_t)(ms / 1000) * 1000) * 1e6) };
+
+	nanosleep(&ts, NULL);
+}
+
+static int parse_list(const char *s, cpu_set_t *set)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+
+	CPU_ZERO(set);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int a, b;
+
+		if (sscanf(tok, "%d-%d", &a, &b) != 2) {
+			if (sscanf(tok, "%d", &a) != 1) {
+				free(copy);
+				return -1;
+			}
+			b = a;
+		}
+		for (; a <= b && a < MAX_CPUS; a++)
+			CPU_SET(a, set);
+	}
+	free(copy);
+	return 0;
+}
+
+/* "name   :   value" lines; values in ms may have a fraction. */
+static void read_schedstats(double *out)
+{
+	char line[256], name[128];
+	double value;
+	FILE *f = fopen("/proc/thread-self/sched", "r");
+	size_t i;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%127s : %lf", name, &value) != 2)
+			continue;
+		for (i = 0; i < NSTATS; i++)
+			if (!strcmp(name, stat_names[i]))
+				out[i] = value;
+	}
+	fclose(f);
+}
+
+static void set_soft_self(void)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/soft_affinity_list",
+		 (long)syscall(SYS_gettid));
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "%s\n", soft_list) < 0 || fclose(f) != 0)
+		die(path);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	volatile unsigned long spin;
+
+	set_soft_self();
+	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
+		atomic_store_explicit(&w->cpu, sched_getcpu(), memory_order_relaxed);
+		for (spin = 0; spin < 2000; spin++)
+			;
+	}
+	read_schedstats(w->stats);
+	return NULL;
+}
+
+static void start_workers(int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		memset(&workers[i], 0, sizeof(workers[i]));
+		atomic_store(&workers[i].cpu, -1);
+		if (pthread_create(&workers[i].thread, NULL, worker_main, &workers[i]))
+			die("pthread_create");
+	}
+}
+
+static void stop_workers(int n)
+{
+	size_t k;
+	int i;
+
+	for (i = 0; i < n; i++)
+		atomic_store(&workers[i].stop, true);
+	for (i = 0; i < n; i++) {
+		pthread_join(workers[i].thread, NULL);
+		for (k = 0; k < NSTATS; k++)
+			stat_sum[k] += workers[i].stats[k];
+	}
+}
+
+/* How many workers run in the preferred set right now (-1: not started). */
+static int workers_home(int n)
+{
+	int i, home = 0;
+
+	for (i = 0; i < n; i++) {
+		int cpu = atomic_load(&workers[i].cpu);
+
+		if (cpu < 0)
+			return -1;
+		home += CPU_ISSET(cpu, &soft_set);
+	}
+	return home;
+}
+
+static atomic_bool hogs_stop;
+
+static void *hog_main(void *arg)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET((int)(long)arg, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity (hog)");
+	while (!atomic_load_explicit(&hogs_stop, memory_order_relaxed))
+		;
+	return NULL;
+}
+
+static void print_stats(void)
+{
+	size_t k;
+
+	for (k = 0; k < NSTATS; k++)
+		printf("%s=%.3f ", stat_names[k], stat_sum[k]);
+	printf("\n");
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Latencies of trials that did not return count as +timeout. */
+static int mode_return(void)
+{
+	double lat[MAX_TRIALS], t0;
+	pthread_t hogs[MAX_CPUS];
+	int trial, spilled = 0, returned = 0, nhogs, cpu, i;
+
+	for (trial = 0; trial < ntrials; trial++) {
+		atomic_store(&hogs_stop, false);
+		nhogs = 0;
+		for (cpu = 0; cpu < MAX_CPUS; cpu++)
+			if (CPU_ISSET(cpu, &soft_set) &&
+			    !pthread_create(&hogs[nhogs], NULL, hog_main, (void *)(long)cpu))
+				nhogs++;
+		sleep_ms(300);		/* the hogs' utilization builds up */
+		start_workers(nworkers);
+
+		/* Wait until every worker runs outside, then let it settle. */
+		t0 = now_ms();
+		while (workers_home(nworkers) != 0 && now_ms() - t0 < 3000)
+			sleep_ms(2);
+		sleep_ms(200);
+		if (workers_home(nworkers) != 0) {
+			printf("trial=%d spilled=no\n", trial);
+			atomic_store(&hogs_stop, true);
+			for (i = 0; i < nhogs; i++)
+				pthread_join(hogs[i], NULL);
+			stop_workers(nworkers);
+			continue;
+		}
+		spilled++;
+
+		atomic_store(&hogs_stop, true);
+		t0 = now_ms();
+		for (i = 0; i < nhogs; i++)
+			pthread_join(hogs[i], NULL);
+		while (workers_home(nworkers) != nworkers && now_ms() - t0 < timeout_ms)
+			sleep_ms(1);
+		lat[spilled - 1] = now_ms() - t0;
+		if (workers_home(nworkers) == nworkers) {
+			returned++;
+			printf("trial=%d latency_ms=%.1f\n", trial, lat[spilled - 1]);
+		} else {
+			lat[spilled - 1] = timeout_ms;
+			printf("trial=%d latency_ms=timeout\n", trial);
+		}
+		stop_workers(nworkers);
+		sleep_ms(100);
+	}
+	qsort(lat, spilled, sizeof(lat[0]), cmp_double);
+	printf("trials=%d spilled=%d returned=%d", ntrials, spilled, returned);
+	if (spilled)
+		printf(" median_ms=%.1f p95_ms=%.1f max_ms=%.1f",
+		       lat[(spilled - 1) / 2], lat[(spilled * 95 + 99) / 100 - 1],
+		       lat[spilled - 1]);
+	printf("\n");
+	print_stats();
+	return spilled ? 0 : 1;
+}
+
+/* Per-CPU busy jiffies from /proc/stat (user+nice+system+irq+softirq). */
+static int read_busy(long long *busy, long long *total)
+{
+	char line[512];
+	FILE *f = fopen("/proc/stat", "r");
+	int n = 0;
+
+	if (!f)
+		die("/proc/stat");
+	while (fgets(line, sizeof(line), f)) {
+		long long v[8] = { 0 };
+		int cpu;
+
+		if (sscanf(line, "cpu%d %lld %lld %lld %lld %lld %lld %lld %lld", &cpu,
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 8)
+			continue;
+		if (cpu < 0 || cpu >= MAX_CPUS)
+			continue;
+		busy[cpu] = v[0] + v[1] + v[2] + v[5] + v[6];
+		total[cpu] = busy[cpu] + v[3] + v[4] + v[7];
+		if (cpu + 1 > n)
+			n = cpu + 1;
+	}
+	fclose(f);
+	return n;
+}
+
+static atomic_bool churn_stop;
+static atomic_long churn_threads;
+
+static void *churn_thread(void *arg)
+{
+	double end = now_ms() + 3;
+
+	(void)arg;
+	while (now_ms() < end)
+		;
+	return NULL;
+}
+
+/* Short-lived threads without affinity: 3 ms of CPU each, churn_per_s/s. */
+static void *churn_main(void *arg)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+
+	(void)arg;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	while (!atomic_load(&churn_stop)) {
+		if (!pthread_create(&t, &attr, churn_thread, NULL))
+			atomic_fetch_add(&churn_threads, 1);
+		sleep_ms(1000.0 / churn_per_s);
+	}
+	return NULL;
+}
+
+/* Sample the workers' CPUs every 5 ms for `seconds`. */
+static int sample(long *in, long *out)
+{
+	double end = now_ms() + seconds * 1000.0;
+	int i;
+
+	*in = *out = 0;
+	while (now_ms() < end) {
+		for (i = 0; i < nworkers; i++) {
+			int cpu = atomic_load(&workers[i].cpu);
+
+			if (cpu < 0)
+				continue;
+			if (CPU_ISSET(cpu, &soft_set))
+				(*in)++;
+			else
+				(*out)++;
+		}
+		sleep_ms(5);
+	}
+	return 0;
+}
+
+static int mode_spill(void)
+{
+	long long busy0[MAX_CPUS] = { 0 }, total0[MAX_CPUS] = { 0 };
+	long long busy1[MAX_CPUS] = { 0 }, total1[MAX_CPUS] = { 0 };
+	long in, out;
+	int ncpu, cpu;
+
+	start_workers(nworkers);
+	sleep_ms(1000);
+	read_busy(busy0, total0);
+	sample(&in, &out);
+	ncpu = read_busy(busy1, total1);
+	stop_workers(nworkers);
+	printf("samples=%ld outside=%ld outside_share=%.1f\n", in + out, out,
+	       in + out ? 100.0 * out / (in + out) : 0.0);
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		long long t = total1[cpu] - total0[cpu];
+
+		printf("busy%d=%.1f ", cpu, t ? 100.0 * (busy1[cpu] - busy0[cpu]) / t : 0.0);
+	}
+	printf("\n");
+	print_stats();
+	return in + out ? 0 : 1;
+}
+
+static int mode_respect(void)
+{
+	pthread_t churner;
+	long in, out;
+
+	start_workers(nworkers);
+	if (pthread_create(&churner, NULL, churn_main, NULL))
+		die("pthread_create (churn)");
+	sleep_ms(1000);
+	sample(&in, &out);
+	atomic_store(&churn_stop, true);
+	pthread_join(churner, NULL);
+	stop_workers(nworkers);
+	printf("samples=%ld in_set=%ld share=%.1f churn_threads=%ld\n", in + out, in,
+	       in + out ? 100.0 * in / (in + out) : 0.0, (long)atomic_load(&churn_threads));
+	print_stats();
+	return in + out ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode;
+	int opt;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: softaff_balance return|spill|respect -S LIST [options]\n");
+		return 2;
+	}
+	mode = argv[1];
+	optind = 2;
+	while ((opt = getopt(argc, argv, "S:w:t:n:T:c:")) != -1) {
+		switch (opt) {
+		case 'S': soft_list = optarg; break;
+		case 'w': nworkers = atoi(optarg); break;
+		case 't': seconds = atoi(optarg); break;
+		case 'n': ntrials = atoi(optarg); break;
+		case 'T': timeout_ms = atoi(optarg); break;
+		case 'c': churn_per_s = atoi(optarg); break;
+		default:
+			fprintf(stderr, "softaff_balance: see the comment at the top of softaff_balance.c\n");
+			return 2;
+		}
+	}
+	if (!soft_list || parse_list(soft_list, &soft_set) || !CPU_COUNT(&soft_set)) {
+		fprintf(stderr, "softaff_balance: -S needs a valid CPU list\n");
+		return 2;
+	}
+	if (nworkers < 1 || nworkers > MAX_WORKERS || seconds < 1 || ntrials < 1 ||
+	    ntrials > MAX_TRIALS || timeout_ms < 1 || churn_per_s < 1) {
+		fprintf(stderr, "softaff_balance: bad -w/-t/-n/-T/-c\n");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(mode, "return"))
+		return mode_return();
+	if (!strcmp(mode, "spill"))
+		return mode_spill();
+	if (!strcmp(mode, "respect"))
+		return mode_respect();
+	fprintf(stderr, "softaff_balance: unknown mode %s\n", mode);
+	return 2;
+}
