@@ -13,8 +13,10 @@
 #                  Wakeup-only (NO_SOFT_AFFINITY_GO_HOME), reported for the
 #                  comparison: its median must be at least 4x ours (it is the
 #                  2 s timeout when the NUMA imbalance is tolerated).
-#   CPU-bound spill 2|P| workers soft P at 5:4: every CPU >= 75% busy and
-#                  >= 35% of samples outside P (50% is a perfect spread).
+#   CPU-bound spill 2|P| workers soft P at 5:4, started hard-pinned to P and
+#                  then unpinned, so only the balancer can spread them: every
+#                  CPU >= 75% busy, >= 35% of samples outside P (50% is a
+#                  perfect spread), nr_migrations_soft_spill >= 2.
 #   respect        |P| workers soft P at 100:1 while 500 threads/s without
 #                  affinity churn: >= 95% of samples in P.
 #   counters       nr_migrations_soft_return and the go_home/balance_return
@@ -156,8 +158,8 @@ check $? "CPU-bound spill at 5:4: every CPU busy (least busy ${minbusy}% >= 75%)
 ge "${share:-0}" 35
 check $? "CPU-bound spill at 5:4: ${share}% of samples outside P (>= 35%)"
 mspill=$(kv nr_migrations_soft_spill "$tmp/spill") wspill=$(kv nr_wakeups_soft_spill "$tmp/spill")
-check $(($(awk -v a="$mspill" -v b="$wspill" 'BEGIN { print (a + b < 2) }'))) \
-	"counters: spills counted (nr_migrations_soft_spill $mspill, nr_wakeups_soft_spill $wspill)"
+ge "${mspill:-0}" 2
+check $? "counters: the balancer spilled them (nr_migrations_soft_spill $mspill >= 2; wakeup spills $wspill)"
 runtime_share=$(awk -v o="$(kv soft_outside_runtime "$tmp/spill")" -v t="$(kv se.sum_exec_runtime "$tmp/spill")" \
 	'BEGIN { printf "%.1f", t > 0 ? 100 * o / t : -1 }')
 diff=$(awk -v a="$runtime_share" -v b="$share" 'BEGIN { d = a - b; printf "%.1f", d < 0 ? -d : d }')

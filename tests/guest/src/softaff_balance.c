@@ -9,7 +9,9 @@
  *	affinity LIST start and spill outside it; once all N run outside, the
  *	hogs stop and the time until all N run in LIST again is measured.
  *   softaff_balance spill   -S LIST [-w N] [-t SECONDS]
- *	N workers with soft affinity LIST; reports the share of samples
+ *	N workers with soft affinity LIST start hard-pinned to LIST, then
+ *	their hard affinity widens to every CPU: since they never sleep, only
+ *	the load balancer can spread them.  Reports the share of samples
  *	outside LIST and each CPU's busy share (from /proc/stat).
  *   softaff_balance respect -S LIST [-w N] [-t SECONDS] [-c CHURN_PER_S]
  *	N workers with soft affinity LIST while short-lived threads without
@@ -48,6 +50,7 @@ struct worker {
 	pthread_t thread;
 	atomic_int cpu;
 	atomic_bool stop;
+	atomic_bool pinned;	/* hard-pinned to the preferred set for now */
 	double stats[NSTATS];
 };
 
@@ -56,6 +59,8 @@ static cpu_set_t soft_set;
 static int nworkers = 2, seconds = 4, ntrials = 20, timeout_ms = 2000;
 static int churn_per_s = 500;
 static struct worker workers[MAX_WORKERS];
+static cpu_set_t all_cpus;
+static atomic_bool unpin;
 static double stat_sum[NSTATS];
 
 static void die(const char *what)
@@ -139,7 +144,15 @@ static void *worker_main(void *arg)
 	volatile unsigned long spin;
 
 	set_soft_self();
+	/* The preference is kept as a request while the hard mask equals it. */
+	if (atomic_load(&w->pinned) && sched_setaffinity(0, sizeof(soft_set), &soft_set))
+		die("sched_setaffinity (pin)");
 	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
+		if (atomic_load_explicit(&w->pinned, memory_order_relaxed) && atomic_load(&unpin)) {
+			if (sched_setaffinity(0, sizeof(all_cpus), &all_cpus))
+				die("sched_setaffinity (unpin)");
+			atomic_store(&w->pinned, false);
+		}
 		atomic_store_explicit(&w->cpu, sched_getcpu(), memory_order_relaxed);
 		for (spin = 0; spin < 2000; spin++)
 			;
@@ -148,13 +161,14 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static void start_workers(int n)
+static void start_workers(int n, bool pinned)
 {
 	int i;
 
 	for (i = 0; i < n; i++) {
 		memset(&workers[i], 0, sizeof(workers[i]));
 		atomic_store(&workers[i].cpu, -1);
+		atomic_store(&workers[i].pinned, pinned);
 		if (pthread_create(&workers[i].thread, NULL, worker_main, &workers[i]))
 			die("pthread_create");
 	}
@@ -235,7 +249,7 @@ static int mode_return(void)
 			    !pthread_create(&hogs[nhogs], NULL, hog_main, (void *)(long)cpu))
 				nhogs++;
 		sleep_ms(300);		/* the hogs' utilization builds up */
-		start_workers(nworkers);
+		start_workers(nworkers, false);
 
 		/* Wait until every worker runs outside, then let it settle. */
 		t0 = now_ms();
@@ -367,7 +381,9 @@ static int mode_spill(void)
 	long in, out;
 	int ncpu, cpu;
 
-	start_workers(nworkers);
+	start_workers(nworkers, true);
+	sleep_ms(1000);
+	atomic_store(&unpin, true);
 	sleep_ms(1000);
 	read_busy(busy0, total0);
 	sample(&in, &out);
@@ -390,7 +406,7 @@ static int mode_respect(void)
 	pthread_t churner;
 	long in, out;
 
-	start_workers(nworkers);
+	start_workers(nworkers, false);
 	if (pthread_create(&churner, NULL, churn_main, NULL))
 		die("pthread_create (churn)");
 	sleep_ms(1000);
@@ -437,6 +453,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "softaff_balance: bad -w/-t/-n/-T/-c\n");
 		return 2;
 	}
+	if (sched_getaffinity(0, sizeof(all_cpus), &all_cpus))
+		die("sched_getaffinity");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(mode, "return"))
 		return mode_return();
