@@ -105,9 +105,42 @@ err:
 	return aff_classify(r);
 }
 
-enum aff_result aff_apply_thread(const char *proc, int pid, int tid,
-				 const struct cpuset *target, bool dry_run,
-				 int *ret_err)
+enum aff_result aff_decide(const struct cpuset *hard, const struct cpuset *soft,
+			   const struct cpuset *target, enum aff_claim claim,
+			   struct cpuset *ret_want)
+{
+	cpuset_and(ret_want, target, hard);
+	if (cpuset_empty(ret_want))
+		return AFF_EMPTY;
+	if (cpuset_equal(ret_want, soft))
+		return AFF_UNCHANGED;
+	/*
+	 * Soft affinity off (soft == hard) on a thread we have not met is
+	 * the inherited default, not a choice; on one we set it is.
+	 */
+	if (claim == AFF_OURS ||
+	    (claim == AFF_NEW && !cpuset_equal(soft, hard)))
+		return AFF_FOREIGN;
+	return AFF_WRITTEN;
+}
+
+enum aff_result aff_decide_restore(const struct cpuset *hard,
+				   const struct cpuset *soft,
+				   const struct cpuset *target)
+{
+	struct cpuset ours;
+
+	if (cpuset_equal(soft, hard))
+		return AFF_UNCHANGED;
+	cpuset_and(&ours, target, hard);
+	return cpuset_equal(soft, &ours) ? AFF_WRITTEN : AFF_FOREIGN;
+}
+
+/* Read, decide (restore or apply with claim), write what was decided. */
+static enum aff_result aff_thread(const char *proc, int pid, int tid,
+				  const struct cpuset *target, bool restore,
+				  enum aff_claim claim, bool dry_run,
+				  int *ret_err)
 {
 	struct cpuset hard, soft, want;
 	enum aff_result res;
@@ -116,35 +149,32 @@ enum aff_result aff_apply_thread(const char *proc, int pid, int tid,
 	res = read_masks(proc, pid, tid, &hard, &soft, ret_err);
 	if (res != AFF_WRITTEN)
 		return res;
-	cpuset_and(&want, target, &hard);
-	if (cpuset_empty(&want))
-		return AFF_EMPTY;
-	if (cpuset_equal(&want, &soft))
-		return AFF_UNCHANGED;
-	if (dry_run)
-		return AFF_WRITTEN;
+	if (restore) {
+		res = aff_decide_restore(&hard, &soft, target);
+		want = hard;
+	} else {
+		res = aff_decide(&hard, &soft, target, claim, &want);
+	}
+	if (res != AFF_WRITTEN || dry_run)
+		return res;
 	return write_mask(proc, pid, tid, &want, ret_err);
+}
+
+enum aff_result aff_apply_thread(const char *proc, int pid, int tid,
+				 const struct cpuset *target,
+				 enum aff_claim claim, bool dry_run,
+				 int *ret_err)
+{
+	return aff_thread(proc, pid, tid, target, false, claim, dry_run,
+			  ret_err);
 }
 
 enum aff_result aff_restore_thread(const char *proc, int pid, int tid,
 				   const struct cpuset *target, bool dry_run,
 				   int *ret_err)
 {
-	struct cpuset hard, soft, ours;
-	enum aff_result res;
-
-	*ret_err = 0;
-	res = read_masks(proc, pid, tid, &hard, &soft, ret_err);
-	if (res != AFF_WRITTEN)
-		return res;
-	cpuset_and(&ours, target, &hard);
-	if (cpuset_equal(&soft, &hard))
-		return AFF_UNCHANGED;
-	if (!cpuset_equal(&soft, &ours))
-		return AFF_FOREIGN;
-	if (dry_run)
-		return AFF_WRITTEN;
-	return write_mask(proc, pid, tid, &hard, ret_err);
+	return aff_thread(proc, pid, tid, target, true, AFF_OURS, dry_run,
+			  ret_err);
 }
 
 int aff_probe(const char *proc)

@@ -17,7 +17,7 @@ enum aff_result {
 	AFF_EPERM,     /* not allowed: stop managing the process */
 	AFF_EINVAL,    /* kernel rejected the mask */
 	AFF_ERROR,     /* anything else; errno in *ret_err */
-	AFF_FOREIGN,   /* restore: someone else changed it, left alone */
+	AFF_FOREIGN,   /* someone else set this mask: left alone */
 	_AFF_MAX,
 };
 
@@ -37,18 +37,40 @@ enum aff_result aff_classify(int err);
 int aff_read_soft(const char *proc, int pid, int tid, struct cpuset *ret);
 
 /*
- * Make thread TID prefer target & hard.  Reads first and skips a write
- * that would change nothing.  *ret_err gets the -errno behind a failure.
+ * How much of a thread's current soft affinity softaffd may overwrite.
+ * A mask that someone else set on a thread we had already taken is
+ * theirs: softaffd leaves that thread alone (AFF_FOREIGN).
  */
-enum aff_result aff_apply_thread(const char *proc, int pid, int tid,
-				 const struct cpuset *target, bool dry_run,
-				 int *ret_err);
+enum aff_claim {
+	AFF_ADOPT, /* first pass over a new or re-executed process: any mask */
+	AFF_NEW,   /* a thread not met before: only if soft affinity is off */
+	AFF_OURS,  /* a thread we set: only if it still has our mask */
+};
 
 /*
- * Undo aff_apply_thread: if the thread's soft affinity is still exactly
- * target & hard, write the hard mask (soft affinity off).  A value that
- * someone else set after us is AFF_FOREIGN and left alone.
+ * Pure: what to do with a thread whose masks are hard and soft.  Puts
+ * target & hard into *ret_want; AFF_WRITTEN means "write *ret_want".
  */
+enum aff_result aff_decide(const struct cpuset *hard, const struct cpuset *soft,
+			   const struct cpuset *target, enum aff_claim claim,
+			   struct cpuset *ret_want);
+/*
+ * Pure, for restoring: AFF_WRITTEN means "write hard" (soft affinity
+ * off) because soft is still target & hard, the value we set; a value
+ * someone else set is AFF_FOREIGN, one already off AFF_UNCHANGED.
+ */
+enum aff_result aff_decide_restore(const struct cpuset *hard,
+				   const struct cpuset *soft,
+				   const struct cpuset *target);
+
+/*
+ * Read the thread's masks, decide as above and write.  Writes that
+ * change nothing are skipped.  *ret_err gets the -errno behind a failure.
+ */
+enum aff_result aff_apply_thread(const char *proc, int pid, int tid,
+				 const struct cpuset *target,
+				 enum aff_claim claim, bool dry_run,
+				 int *ret_err);
 enum aff_result aff_restore_thread(const char *proc, int pid, int tid,
 				   const struct cpuset *target, bool dry_run,
 				   int *ret_err);

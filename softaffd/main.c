@@ -41,6 +41,18 @@
  * 70 = the event loop failed (restart may help).
  */
 #define EXIT_RUNTIME 70
+/*
+ * Work done per loop turn (connector events, a slice of a scan) before
+ * signals and timers are served again.  Small against any watchdog, and
+ * a time, not a count: in a CPU-starved guest one event can take long.
+ */
+#define SLICE_MS 20
+/*
+ * With a working connector, every this many periodic rescans re-reads
+ * the attributes that change without an event (cgroup, command line);
+ * the others only look for pids nobody told us about.
+ */
+#define ATTRS_EVERY 6
 
 struct opts {
 	const char *config;
@@ -61,8 +73,10 @@ struct daemon {
 	bool have_sysctl;
 	struct ratio sysctl_orig, sysctl_cur;
 	bool sysctl_changed;
-	bool rescan_pending;
-	uint64_t watchdog_usec;
+	bool rescan_pending, rescan_due, events_lost, stop;
+	unsigned int light_scans;
+	uint64_t watchdog_usec, wd_period_ms, wd_last_ms;
+	char last_status[256];
 	int epfd, sigfd, sample_fd, rescan_fd, wd_fd;
 };
 
@@ -304,6 +318,49 @@ static void ratio_apply_config(struct daemon *d)
 
 /* ---- status ---- */
 
+/*
+ * STATUS= for systemd, sent only when it changes: every message wakes
+ * PID 1, and an idle daemon should not do that once a second.
+ */
+static void notify_status(struct daemon *d, const char *ratio)
+{
+	char s[sizeof(d->last_status)], hand[64] = "";
+
+	if (d->mgr.nhand_procs)
+		snprintf(hand, sizeof(hand), " (%zu hand-managed)",
+			 d->mgr.nhand_procs);
+	snprintf(s, sizeof(s), "STATUS=%zu processes%s under %u rules, %.64s%s%s",
+		 d->mgr.count, hand, d->cfg->nrules, ratio,
+		 d->conn_fd >= 0 ? "" : ", rescan only",
+		 d->o->dry_run ? ", dry run" : "");
+	if (!strcmp(s, d->last_status))
+		return;
+	snprintf(d->last_status, sizeof(d->last_status), "%s", s);
+	sd_notify(0, s);
+}
+
+/* ---- watchdog ---- */
+
+/* Ping if half the watchdog period has passed (or force). */
+static void watchdog_kick(struct daemon *d, bool force)
+{
+	uint64_t now;
+
+	if (!d->wd_period_ms)
+		return;
+	now = now_ms();
+	if (!force && now - d->wd_last_ms < d->wd_period_ms)
+		return;
+	d->wd_last_ms = now;
+	sd_notify(0, "WATCHDOG=1");
+}
+
+/* The manager's hook inside long batches (scans, reload, restore). */
+static void on_tick(void *ud)
+{
+	watchdog_kick(ud, false);
+}
+
 static void publish(struct daemon *d)
 {
 	const struct mgr_counters *c = &d->mgr.cnt;
@@ -338,7 +395,8 @@ static void publish(struct daemon *d)
 		    "counters scans=%llu events=%llu events_lost=%llu "
 		    "written=%llu unchanged=%llu gone=%llu eperm=%llu "
 		    "einval=%llu empty=%llu rt=%llu errors=%llu "
-		    "restored=%llu foreign=%llu ratio_changes=%llu\n",
+		    "restored=%llu foreign=%llu ratio_changes=%llu "
+		    "hand=%llu\n",
 		    (unsigned long long)c->scans, (unsigned long long)c->events,
 		    (unsigned long long)c->events_lost,
 		    (unsigned long long)c->written,
@@ -348,7 +406,8 @@ static void publish(struct daemon *d)
 		    (unsigned long long)c->rt, (unsigned long long)c->errors,
 		    (unsigned long long)c->restored,
 		    (unsigned long long)c->foreign,
-		    (unsigned long long)c->ratio_changes);
+		    (unsigned long long)c->ratio_changes,
+		    (unsigned long long)c->hand);
 	r = status_write(d->o->roots.run, &b);
 	if (r < 0) {
 		static bool warned;
@@ -365,10 +424,7 @@ static void publish(struct daemon *d)
 			 ratio_mode_name(d->cfg->mode));
 	else
 		snprintf(cpus, sizeof(cpus), "ratio unavailable");
-	sd_notifyf(0, "STATUS=%zu processes under %u rules, %s%s%s",
-		   d->mgr.count, d->cfg->nrules, cpus,
-		   d->conn_fd >= 0 ? "" : ", rescan only",
-		   d->o->dry_run ? ", dry run" : "");
+	notify_status(d, cpus);
 }
 
 /* ---- event handlers ---- */
@@ -383,6 +439,8 @@ static void on_event(const struct pc_event *e, void *ud)
 		mgr_on_fork(&d->mgr, e->parent_tgid, e->pid, e->tgid);
 		break;
 	case PC_EXEC:
+		mgr_on_exec(&d->mgr, e->tgid);
+		break;
 	case PC_COMM:
 	case PC_UID:
 		/* comm of a non-leader thread changes only that thread's comm. */
@@ -400,8 +458,10 @@ static void on_event(const struct pc_event *e, void *ud)
 
 static void on_conn(struct daemon *d)
 {
+	uint64_t end = now_ms() + SLICE_MS;
+
 	/* Bounded, so a fork storm cannot starve signals and timers. */
-	for (int i = 0; i < 256; i++) {
+	for (int i = 0; i < 256 && now_ms() < end; i++) {
 		int r = procconn_read(d->conn_fd, on_event, d);
 
 		if (r == -EAGAIN)
@@ -410,6 +470,7 @@ static void on_conn(struct daemon *d)
 			d->mgr.cnt.events_lost++;
 			log_info("proc connector overflowed, rescanning");
 			d->rescan_pending = true;
+			d->events_lost = true;
 			continue;
 		}
 		if (r < 0) {
@@ -565,13 +626,49 @@ static int add_fd(int epfd, int fd)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
+static void on_signal(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			reload(d);
+		} else if (si.ssi_signo == SIGUSR1) {
+			size_t n = mgr_readopt(&d->mgr);
+
+			log_info("re-adopting every managed process (%zu with "
+				 "masks set by hand)",
+				 n);
+		} else {
+			d->stop = true;
+		}
+	}
+}
+
+/*
+ * Periodic rescans trust a working connector (see ATTRS_EVERY); lost
+ * events or no connector at all need the full walk.
+ */
+static void start_rescan(struct daemon *d)
+{
+	enum mgr_scan_kind kind = SCAN_FULL;
+	int r;
+
+	if (d->conn_fd >= 0 && !d->events_lost)
+		kind = ++d->light_scans % ATTRS_EVERY ? SCAN_LIGHT
+						      : SCAN_ATTRS;
+	d->rescan_pending = d->rescan_due = d->events_lost = false;
+	r = mgr_scan_start(&d->mgr, kind);
+	if (r < 0)
+		log_warn("cannot scan %s: %s", d->o->roots.proc, strerror(-r));
+}
+
 static int run_loop(struct daemon *d)
 {
-	bool stop = false;
-
-	while (!stop) {
+	while (!d->stop) {
 		struct epoll_event evs[8];
-		int n = epoll_wait(d->epfd, evs, 8, -1);
+		bool busy = mgr_scan_busy(&d->mgr);
+		int n = epoll_wait(d->epfd, evs, 8, busy ? 0 : -1);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -579,19 +676,16 @@ static int run_loop(struct daemon *d)
 			log_err("epoll_wait: %s", strerror(errno));
 			return EXIT_RUNTIME;
 		}
+		/* Signals first, whatever else is ready. */
+		for (int i = 0; i < n; i++)
+			if (evs[i].data.fd == d->sigfd)
+				on_signal(d);
+		if (d->stop)
+			break;
 		for (int i = 0; i < n; i++) {
 			int fd = evs[i].data.fd;
 
-			if (fd == d->sigfd) {
-				struct signalfd_siginfo si;
-
-				if (read(fd, &si, sizeof(si)) != sizeof(si))
-					continue;
-				if (si.ssi_signo == SIGHUP)
-					reload(d);
-				else
-					stop = true;
-			} else if (fd == d->conn_fd) {
+			if (fd == d->conn_fd) {
 				on_conn(d);
 			} else if (fd == d->sample_fd) {
 				timer_ack(fd);
@@ -600,20 +694,24 @@ static int run_loop(struct daemon *d)
 			} else if (fd == d->rescan_fd) {
 				timer_ack(fd);
 				d->rescan_pending = true;
-				d->mgr.last_scan_ms = 0; /* due now */
+				d->rescan_due = true;
 			} else if (fd == d->wd_fd) {
 				timer_ack(fd);
-				sd_notify(0, "WATCHDOG=1");
+				watchdog_kick(d, true);
 			}
 		}
-		/*
-		 * An overflowing connector asks for a rescan on every read;
-		 * at most one per second, the next timer tick picks it up.
-		 */
-		if (d->rescan_pending && !stop &&
-		    now_ms() - d->mgr.last_scan_ms >= 1000) {
-			d->rescan_pending = false;
-			mgr_scan(&d->mgr);
+		if (mgr_scan_busy(&d->mgr)) {
+			if (mgr_scan_step(&d->mgr, now_ms() + SLICE_MS) > 0)
+				log_debug("scan done: %zu processes managed",
+					  d->mgr.count);
+		} else if (d->rescan_pending &&
+			   (d->rescan_due ||
+			    now_ms() - d->mgr.last_scan_ms >= 1000)) {
+			/*
+			 * An overflowing connector asks for a rescan on
+			 * every read: at most one a second after the last.
+			 */
+			start_rescan(d);
 		}
 	}
 	return 0;
@@ -623,6 +721,7 @@ static void daemon_sigmask(sigset_t *mask)
 {
 	sigemptyset(mask);
 	sigaddset(mask, SIGHUP);
+	sigaddset(mask, SIGUSR1);
 	sigaddset(mask, SIGTERM);
 	sigaddset(mask, SIGINT);
 }
@@ -646,15 +745,12 @@ static int setup_loop(struct daemon *d)
 	if (d->conn_fd >= 0 && add_fd(d->epfd, d->conn_fd))
 		return -errno;
 	arm_timers(d);
-	if (sd_watchdog_enabled(0, &d->watchdog_usec) > 0) {
+	if (d->wd_period_ms) {
 		d->wd_fd = timerfd_create(CLOCK_MONOTONIC,
 					  TFD_CLOEXEC | TFD_NONBLOCK);
 		if (d->wd_fd < 0 || add_fd(d->epfd, d->wd_fd))
 			return -errno;
-		/* Ping at half the watchdog period, as systemd suggests. */
-		timer_arm(d->wd_fd, d->watchdog_usec / 2000
-					    ? d->watchdog_usec / 2000
-					    : 1);
+		timer_arm(d->wd_fd, d->wd_period_ms);
 	}
 	return 0;
 }
@@ -748,6 +844,18 @@ int main(int argc, char **argv)
 	}
 	sysctl_init(&d);
 	ctl_setup(&d);
+	/*
+	 * Ping at half the watchdog period, as systemd suggests: from a
+	 * timer in the loop, and from inside long batches such as the first
+	 * scan of a /proc with many thousand processes.
+	 */
+	if (!o.once && sd_watchdog_enabled(0, &d.watchdog_usec) > 0) {
+		d.wd_period_ms = d.watchdog_usec / 2000 ? d.watchdog_usec / 2000
+							: 1;
+		d.wd_last_ms = now_ms();
+	}
+	d.mgr.tick = on_tick;
+	d.mgr.tick_userdata = &d;
 
 	if (!o.once) {
 		d.conn_fd = procconn_open();

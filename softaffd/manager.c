@@ -4,6 +4,12 @@
  * connector events, reloads and shutdown.  Decisions about *which* rule
  * live in rules.c and about *how* to write in affinity.c; this file only
  * ties them together and decides what deserves a log line.
+ *
+ * Ownership of masks: the first pass over a process (at start, when it
+ * appears, after exec) adopts every thread.  From then on a thread is
+ * "ours" while it has the mask we set; one that someone else changed is
+ * hand-managed and left alone, until the process execs or the admin asks
+ * for re-adoption (mgr_readopt).  Restoring only touches our masks.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,93 +25,195 @@
 #define MGR_MIN_BUCKETS 256
 /* Status lists at most this many pids per rule; counts stay exact. */
 #define MGR_STATUS_MAX_PIDS 1000
+/* Call the tick hook every this many items of a batch (threads, pids). */
+#define MGR_TICK_EVERY 64
 
-static size_t bucket_of(const struct mgr *m, int pid)
+/* ---- pid hash tables ---- */
+
+static size_t bucket_of(const struct pidtable *t, int pid)
 {
-	return ((unsigned int)pid * 2654435761u) & (m->nbuckets - 1);
+	return ((unsigned int)pid * 2654435761u) & (t->nbuckets - 1);
+}
+
+static int table_init(struct pidtable *t)
+{
+	t->nbuckets = MGR_MIN_BUCKETS;
+	t->count = 0;
+	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
+	return t->buckets ? 0 : -ENOMEM;
+}
+
+static struct pidnode *table_lookup(const struct pidtable *t, int pid)
+{
+	struct pidnode *n;
+
+	for (n = t->buckets[bucket_of(t, pid)]; n; n = n->next)
+		if (n->pid == pid)
+			return n;
+	return NULL;
+}
+
+static void rehash(struct pidtable *t, size_t nb)
+{
+	struct pidnode **nbk = calloc(nb, sizeof(*nbk));
+	struct pidnode **obk = t->buckets;
+	size_t ob = t->nbuckets;
+
+	if (!nbk)
+		return; /* keep the old, longer chains */
+	t->buckets = nbk;
+	t->nbuckets = nb;
+	for (size_t i = 0; i < ob; i++) {
+		struct pidnode *n = obk[i], *next;
+
+		for (; n; n = next) {
+			size_t b = bucket_of(t, n->pid);
+
+			next = n->next;
+			n->next = nbk[b];
+			nbk[b] = n;
+		}
+	}
+	free(obk);
+}
+
+static void table_add(struct pidtable *t, struct pidnode *n)
+{
+	size_t b;
+
+	if (t->count + 1 > t->nbuckets * 2)
+		rehash(t, t->nbuckets * 2);
+	b = bucket_of(t, n->pid);
+	n->next = t->buckets[b];
+	t->buckets[b] = n;
+	t->count++;
+}
+
+static void table_del(struct pidtable *t, struct pidnode *n)
+{
+	struct pidnode **pp = &t->buckets[bucket_of(t, n->pid)];
+
+	for (; *pp; pp = &(*pp)->next) {
+		if (*pp == n) {
+			*pp = n->next;
+			t->count--;
+			return;
+		}
+	}
+}
+
+/* Not from table_del(): callers may be walking the buckets. */
+static void table_shrink(struct pidtable *t)
+{
+	size_t nb = t->nbuckets;
+
+	while (nb > MGR_MIN_BUCKETS && t->count < nb / 8)
+		nb /= 2;
+	if (nb != t->nbuckets)
+		rehash(t, nb);
+}
+
+#define for_each_node(t, n, next)                                     \
+	for (size_t _i = 0; _i < (t)->nbuckets; _i++)                 \
+		for (n = (t)->buckets[_i]; n && ((next = n->next), 1); \
+		     n = next)
+
+static struct managed *as_managed(struct pidnode *n)
+{
+	return (struct managed *)n; /* node is the first member */
 }
 
 struct managed *mgr_lookup(const struct mgr *m, int pid)
 {
-	struct managed *e;
-
-	for (e = m->buckets[bucket_of(m, pid)]; e; e = e->next)
-		if (e->pid == pid)
-			return e;
-	return NULL;
+	return as_managed(table_lookup(&m->procs, pid));
 }
 
-static void rehash(struct mgr *m, size_t nb)
+static void tick(struct mgr *m, unsigned long i)
 {
-	struct managed **nbk = calloc(nb, sizeof(*nbk));
-	size_t ob = m->nbuckets;
-	struct managed **obk = m->buckets;
+	if (m->tick && i % MGR_TICK_EVERY == MGR_TICK_EVERY - 1)
+		m->tick(m->tick_userdata);
+}
 
-	if (!nbk)
-		return; /* keep the old, longer chains */
-	m->buckets = nbk;
-	m->nbuckets = nb;
-	for (size_t i = 0; i < ob; i++) {
-		struct managed *e = obk[i], *next;
+/* ---- processes that matched no rule ---- */
 
-		for (; e; e = next) {
-			size_t b = bucket_of(m, e->pid);
+static void other_add(struct mgr *m, int pid)
+{
+	struct other *o = (struct other *)table_lookup(&m->others, pid);
 
-			next = e->next;
-			e->next = nbk[b];
-			nbk[b] = e;
-		}
+	if (!o) {
+		o = calloc(1, sizeof(*o));
+		if (!o)
+			return; /* it is only a cache */
+		o->node.pid = pid;
+		table_add(&m->others, &o->node);
 	}
-	free(obk);
+	o->seen = m->gen;
+}
+
+static void other_del(struct mgr *m, int pid)
+{
+	struct pidnode *n = table_lookup(&m->others, pid);
+
+	if (n) {
+		table_del(&m->others, n);
+		free(n);
+	}
+}
+
+static void others_clear(struct mgr *m)
+{
+	struct pidnode *n, *next;
+
+	for_each_node (&m->others, n, next)
+		free(n);
+	memset(m->others.buckets, 0,
+	       m->others.nbuckets * sizeof(*m->others.buckets));
+	m->others.count = 0;
+}
+
+/* ---- managed processes ---- */
+
+static const struct cpuset *target_of(const struct mgr *m,
+				      const struct managed *e)
+{
+	return &m->cfg->rules[e->rule].cpus;
 }
 
 static struct managed *insert(struct mgr *m, int pid, uint64_t starttime,
 			      unsigned int rule)
 {
 	struct managed *e = calloc(1, sizeof(*e));
-	size_t b;
 
 	if (!e)
 		return NULL;
-	if (m->count + 1 > m->nbuckets * 2)
-		rehash(m, m->nbuckets * 2);
-	e->pid = pid;
+	e->node.pid = pid;
 	e->starttime = starttime;
 	e->rule = rule;
-	e->target = m->cfg->rules[rule].cpus;
 	e->seen = m->gen;
-	b = bucket_of(m, pid);
-	e->next = m->buckets[b];
-	m->buckets[b] = e;
-	m->count++;
+	table_add(&m->procs, &e->node);
+	m->count = m->procs.count;
 	m->rule_count[rule]++;
+	other_del(m, pid);
 	return e;
+}
+
+static void forget_threads(struct mgr *m, struct managed *e)
+{
+	if (e->nhand)
+		m->nhand_procs--;
+	free(e->threads);
+	e->threads = NULL;
+	e->nthreads = 0;
+	e->nhand = 0;
 }
 
 static void drop(struct mgr *m, struct managed *e)
 {
-	struct managed **pp = &m->buckets[bucket_of(m, e->pid)];
-
-	for (; *pp; pp = &(*pp)->next) {
-		if (*pp == e) {
-			*pp = e->next;
-			break;
-		}
-	}
+	table_del(&m->procs, &e->node);
+	m->count = m->procs.count;
 	m->rule_count[e->rule]--;
-	m->count--;
+	forget_threads(m, e);
 	free(e);
-}
-
-/* Not from drop(): callers may be walking the buckets. */
-static void maybe_shrink(struct mgr *m)
-{
-	size_t nb = m->nbuckets;
-
-	while (nb > MGR_MIN_BUCKETS && m->count < nb / 8)
-		nb /= 2;
-	if (nb != m->nbuckets)
-		rehash(m, nb);
 }
 
 /* Per-rule counters for @cfg, zeroed; both or neither are allocated. */
@@ -134,44 +242,116 @@ int mgr_init(struct mgr *m, const struct roots *roots, const struct config *cfg,
 	m->cfg = cfg;
 	m->topo = topo;
 	m->dry_run = dry_run;
-	m->nbuckets = MGR_MIN_BUCKETS;
-	m->buckets = calloc(m->nbuckets, sizeof(*m->buckets));
-	if (!m->buckets)
+	if (table_init(&m->procs) || table_init(&m->others))
 		return -ENOMEM;
 	return alloc_rule_arrays(cfg, &m->rule_count, &m->einval_warned);
 }
 
 void mgr_done(struct mgr *m)
 {
-	for (size_t i = 0; i < m->nbuckets; i++) {
-		struct managed *e = m->buckets[i], *next;
+	struct pidnode *n, *next;
 
-		for (; e; e = next) {
-			next = e->next;
-			free(e);
-		}
-	}
-	free(m->buckets);
+	mgr_scan_abort(m);
+	if (m->procs.buckets)
+		for_each_node (&m->procs, n, next)
+			drop(m, as_managed(n));
+	if (m->others.buckets)
+		others_clear(m);
+	free(m->procs.buckets);
+	free(m->others.buckets);
 	free(m->rule_count);
 	free(m->einval_warned);
-	m->buckets = NULL;
+	m->procs.buckets = NULL;
+	m->others.buckets = NULL;
 	m->rule_count = NULL;
 	m->einval_warned = NULL;
 }
 
-/* Visit the threads of pid (just pid itself when only_main). */
-static int for_each_tid(struct mgr *m, int pid, bool only_main,
-			bool (*fn)(struct mgr *, struct managed *, int),
-			struct managed *e)
+/* ---- threads ---- */
+
+static struct mthread *find_thread(const struct managed *e, int tid)
 {
+	unsigned int lo = 0, hi = e->nthreads;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (e->threads[mid].tid == tid)
+			return &e->threads[mid];
+		if (e->threads[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void count_hand(struct mgr *m, struct managed *e, int delta)
+{
+	if (!e->nhand && delta > 0)
+		m->nhand_procs++;
+	e->nhand = (unsigned int)((int)e->nhand + delta);
+	if (!e->nhand && delta < 0)
+		m->nhand_procs--;
+}
+
+/* Remember tid as ours or hand-set; keeps the array sorted. */
+static void remember_thread(struct mgr *m, struct managed *e, int tid,
+			    bool hand)
+{
+	struct mthread *t = find_thread(e, tid), *n;
+	unsigned int i;
+
+	if (t) {
+		if (t->hand != hand)
+			count_hand(m, e, hand ? 1 : -1);
+		t->hand = hand;
+		return;
+	}
+	n = realloc(e->threads, (e->nthreads + 1) * sizeof(*n));
+	if (!n)
+		return; /* then it counts as new next time: no harm */
+	e->threads = n;
+	for (i = e->nthreads; i > 0 && n[i - 1].tid > tid; i--)
+		n[i] = n[i - 1];
+	n[i].tid = tid;
+	n[i].hand = hand;
+	e->nthreads++;
+	if (hand)
+		count_hand(m, e, 1);
+}
+
+static void forget_thread(struct mgr *m, struct managed *e, int tid)
+{
+	struct mthread *t = find_thread(e, tid);
+	size_t i;
+
+	if (!t)
+		return;
+	if (t->hand)
+		count_hand(m, e, -1);
+	i = (size_t)(t - e->threads);
+	memmove(t, t + 1, (e->nthreads - i - 1) * sizeof(*t));
+	e->nthreads--;
+}
+
+/* The tids of pid, in a buffer reused across calls.  Count or -errno. */
+static int list_tids(const struct mgr *m, int pid, int **ret)
+{
+	static int *buf;
+	static size_t cap;
 	char path[PATH_MAX];
 	struct dirent *de;
+	size_t n = 0;
 	DIR *d;
 
-	if (only_main) {
-		fn(m, e, pid);
-		return 0;
-	}
 	snprintf(path, sizeof(path), "%s/%d/task", m->roots.proc, pid);
 	d = opendir(path);
 	if (!d)
@@ -181,11 +361,20 @@ static int for_each_tid(struct mgr *m, int pid, bool only_main,
 
 		if (parse_u64(de->d_name, &tid) < 0 || tid > INT32_MAX)
 			continue;
-		if (!fn(m, e, (int)tid))
-			break;
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			int *nb = realloc(buf, nc * sizeof(*nb));
+
+			if (!nb)
+				break; /* the rest waits for the next pass */
+			buf = nb;
+			cap = nc;
+		}
+		buf[n++] = (int)tid;
 	}
 	closedir(d);
-	return 0;
+	*ret = buf;
+	return (int)n;
 }
 
 static const char *comm_of(const struct mgr *m, int pid, char *buf, size_t size)
@@ -199,30 +388,66 @@ static const char *comm_of(const struct mgr *m, int pid, char *buf, size_t size)
 	return procfs_escape(raw, buf, size);
 }
 
-/* Returns false to stop visiting further threads. */
+static void log_hand(struct mgr *m, struct managed *e, int tid)
+{
+	const struct rule *rule = &m->cfg->rules[e->rule];
+	char comm[128], cpus[CPUSET_LIST_BUFSZ], now[CPUSET_LIST_BUFSZ];
+	struct cpuset soft;
+
+	m->cnt.hand++;
+	if (aff_read_soft(m->roots.proc, e->node.pid, tid, &soft) < 0 ||
+	    cpuset_format_list(&soft, now, sizeof(now)) < 0)
+		snprintf(now, sizeof(now), "?");
+	cpuset_format_list(target_of(m, e), cpus, sizeof(cpus));
+	log_msg(e->flags & M_HAND_LOGGED ? LOG_DEBUG : LOG_INFO,
+		"pid %d (%s): soft affinity of thread %d set by hand to %s "
+		"(rule '%s' wants %s); leaving %s alone until it execs",
+		e->node.pid, comm_of(m, e->node.pid, comm, sizeof(comm)), tid,
+		now, rule->name, cpus,
+		e->flags & M_HAND_LOGGED ? "that thread" : "such threads");
+	e->flags |= M_HAND_LOGGED;
+}
+
+/*
+ * Apply the rule to one thread with what we know of it.  Returns false
+ * to stop visiting further threads of the process.
+ */
 static bool apply_one(struct mgr *m, struct managed *e, int tid)
 {
 	const struct rule *rule = &m->cfg->rules[e->rule];
+	struct mthread *t = find_thread(e, tid);
 	char comm[128], cpus[CPUSET_LIST_BUFSZ];
+	enum aff_claim claim;
 	enum aff_result res;
 	int err;
 
-	res = aff_apply_thread(m->roots.proc, e->pid, tid, &e->target,
-			       m->dry_run, &err);
+	if (t && t->hand)
+		return true;
+	claim = !(e->flags & M_ADOPTED) ? AFF_ADOPT
+		: t			? AFF_OURS
+					: AFF_NEW;
+	res = aff_apply_thread(m->roots.proc, e->node.pid, tid, target_of(m, e),
+			       claim, m->dry_run, &err);
 	switch (res) {
 	case AFF_WRITTEN:
 		m->cnt.written++;
-		cpuset_format_list(&e->target, cpus, sizeof(cpus));
+		remember_thread(m, e, tid, false);
+		cpuset_format_list(target_of(m, e), cpus, sizeof(cpus));
 		log_msg(m->dry_run || !(e->flags & M_LOGGED) ? LOG_INFO
 							     : LOG_DEBUG,
 			"%sset soft affinity of %d/%d (%s) to %s (rule '%s')",
-			m->dry_run ? "dry-run: would " : "", e->pid, tid,
-			comm_of(m, e->pid, comm, sizeof(comm)), cpus,
+			m->dry_run ? "dry-run: would " : "", e->node.pid, tid,
+			comm_of(m, e->node.pid, comm, sizeof(comm)), cpus,
 			rule->name);
 		e->flags |= M_LOGGED;
 		break;
 	case AFF_UNCHANGED:
 		m->cnt.unchanged++;
+		remember_thread(m, e, tid, false);
+		break;
+	case AFF_FOREIGN:
+		remember_thread(m, e, tid, true);
+		log_hand(m, e, tid);
 		break;
 	case AFF_GONE:
 		m->cnt.gone++;
@@ -233,10 +458,11 @@ static bool apply_one(struct mgr *m, struct managed *e, int tid)
 	case AFF_EMPTY:
 		m->cnt.empty++;
 		if (!(e->flags & M_WARNED_EMPTY)) {
-			cpuset_format_list(&e->target, cpus, sizeof(cpus));
+			cpuset_format_list(target_of(m, e), cpus, sizeof(cpus));
 			log_warn("pid %d (%s): hard affinity excludes all of "
 				 "%s (rule '%s'), skipped",
-				 e->pid, comm_of(m, e->pid, comm, sizeof(comm)),
+				 e->node.pid,
+				 comm_of(m, e->node.pid, comm, sizeof(comm)),
 				 cpus, rule->name);
 			e->flags |= M_WARNED_EMPTY;
 		}
@@ -245,27 +471,28 @@ static bool apply_one(struct mgr *m, struct managed *e, int tid)
 		m->cnt.eperm++;
 		log_warn("pid %d (%s): not permitted to set soft affinity "
 			 "(%s), no longer managing it",
-			 e->pid, comm_of(m, e->pid, comm, sizeof(comm)),
+			 e->node.pid,
+			 comm_of(m, e->node.pid, comm, sizeof(comm)),
 			 strerror(-err));
 		e->flags |= M_IGNORED;
 		return false;
 	case AFF_EINVAL:
 		m->cnt.einval++;
 		if (!m->einval_warned[e->rule]) {
-			cpuset_format_list(&e->target, cpus, sizeof(cpus));
+			cpuset_format_list(target_of(m, e), cpus, sizeof(cpus));
 			log_warn("rule '%s': kernel rejected soft affinity %s "
 				 "for %d/%d (%s); further rejections for this "
 				 "rule are not logged",
-				 rule->name, cpus, e->pid, tid,
-				 comm_of(m, e->pid, comm, sizeof(comm)));
+				 rule->name, cpus, e->node.pid, tid,
+				 comm_of(m, e->node.pid, comm, sizeof(comm)));
 			m->einval_warned[e->rule] = true;
 		}
 		break;
 	default:
 		m->cnt.errors++;
 		if (!(e->flags & M_WARNED_ERROR)) {
-			log_warn("pid %d thread %d: soft affinity: %s", e->pid,
-				 tid, strerror(-err));
+			log_warn("pid %d thread %d: soft affinity: %s",
+				 e->node.pid, tid, strerror(-err));
 			e->flags |= M_WARNED_ERROR;
 		}
 		break;
@@ -275,25 +502,63 @@ static bool apply_one(struct mgr *m, struct managed *e, int tid)
 
 static bool restore_one(struct mgr *m, struct managed *e, int tid)
 {
+	struct mthread *t = find_thread(e, tid);
 	enum aff_result res;
 	int err;
 
-	res = aff_restore_thread(m->roots.proc, e->pid, tid, &e->target,
-				 m->dry_run, &err);
+	if (t && t->hand)
+		return true;
+	res = aff_restore_thread(m->roots.proc, e->node.pid, tid,
+				 target_of(m, e), m->dry_run, &err);
 	if (res == AFF_WRITTEN) {
 		m->cnt.restored++;
 		log_msg(m->dry_run ? LOG_INFO : LOG_DEBUG,
 			"%sreset soft affinity of %d/%d to its hard mask",
-			m->dry_run ? "dry-run: would " : "", e->pid, tid);
+			m->dry_run ? "dry-run: would " : "", e->node.pid, tid);
 	} else if (res == AFF_FOREIGN) {
 		m->cnt.foreign++;
 		log_debug("%d/%d: soft affinity changed by someone else, left "
 			  "alone",
-			  e->pid, tid);
+			  e->node.pid, tid);
 	} else if (res == AFF_EPERM) {
 		return false;
 	}
 	return true;
+}
+
+/*
+ * Visit the threads of e (just the leader when only_main).  A full
+ * visit also forgets the threads it did not meet: they have exited.
+ */
+static void visit_threads(struct mgr *m, struct managed *e, bool only_main,
+			  bool (*fn)(struct mgr *, struct managed *, int))
+{
+	unsigned int kept = 0;
+	int *tids, n;
+
+	if (only_main) {
+		fn(m, e, e->node.pid);
+		return;
+	}
+	n = list_tids(m, e->node.pid, &tids);
+	if (n < 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		if (!fn(m, e, tids[i]))
+			return;
+		tick(m, (unsigned long)i);
+	}
+	/* tids is sorted now: check every remembered thread against it. */
+	qsort(tids, (size_t)n, sizeof(*tids), cmp_int);
+	for (unsigned int i = 0; i < e->nthreads; i++) {
+		int tid = e->threads[i].tid;
+
+		if (bsearch(&tid, tids, (size_t)n, sizeof(*tids), cmp_int))
+			e->threads[kept++] = e->threads[i];
+		else if (e->threads[i].hand)
+			count_hand(m, e, -1);
+	}
+	e->nthreads = kept;
 }
 
 /*
@@ -304,7 +569,7 @@ static bool still_same(struct mgr *m, struct managed *e)
 {
 	struct pstat st;
 
-	if (procfs_read_stat(m->roots.proc, e->pid, 0, &st) == 0 &&
+	if (procfs_read_stat(m->roots.proc, e->node.pid, 0, &st) == 0 &&
 	    st.starttime == e->starttime)
 		return true;
 	drop(m, e);
@@ -317,14 +582,23 @@ static void apply_proc(struct mgr *m, struct managed *e)
 
 	if (e->flags & M_IGNORED)
 		return;
-	for_each_tid(m, e->pid, rule->threads == THREADS_MAIN, apply_one, e);
+	visit_threads(m, e, rule->threads == THREADS_MAIN, apply_one);
+	e->flags |= M_ADOPTED;
 }
 
 static void restore_proc(struct mgr *m, struct managed *e)
 {
 	if (e->flags & M_IGNORED)
 		return;
-	for_each_tid(m, e->pid, false, restore_one, e);
+	visit_threads(m, e, false, restore_one);
+}
+
+/* Start over with e: adopt all its threads on the next apply. */
+static void readopt(struct mgr *m, struct managed *e)
+{
+	forget_threads(m, e);
+	e->flags &= ~(unsigned int)(M_ADOPTED | M_HAND_LOGGED | M_IGNORED |
+				    M_WARNED_EMPTY | M_WARNED_ERROR);
 }
 
 /* Gather what the rules need about pid; unreadable stays NULL. */
@@ -355,14 +629,18 @@ static void unmanage(struct mgr *m, struct managed *e, const char *why)
 {
 	char comm[128];
 
-	log_info("pid %d (%s) leaves rule '%s' (%s)", e->pid,
-		 comm_of(m, e->pid, comm, sizeof(comm)),
+	log_info("pid %d (%s) leaves rule '%s' (%s)", e->node.pid,
+		 comm_of(m, e->node.pid, comm, sizeof(comm)),
 		 m->cfg->rules[e->rule].name, why);
 	restore_proc(m, e);
 	drop(m, e);
 }
 
-static void eval(struct mgr *m, int pid, const struct pstat *st, bool forked)
+/* What eval() does with the threads of a process it keeps managing. */
+enum walk { WALK_ALL, WALK_NEW_ONLY };
+
+static void eval(struct mgr *m, int pid, const struct pstat *st, bool forked,
+		 enum walk walk)
 {
 	struct managed *e = mgr_lookup(m, pid);
 	struct proc_attrs a;
@@ -375,8 +653,10 @@ static void eval(struct mgr *m, int pid, const struct pstat *st, bool forked)
 		e = NULL;
 	}
 	/* Kernel threads never get soft affinity (the kernel says EINVAL). */
-	if (st->flags & PF_KTHREAD_BIT)
+	if (st->flags & PF_KTHREAD_BIT) {
+		other_add(m, pid);
 		return;
+	}
 	if (e)
 		e->seen = m->gen;
 	if (e && (e->flags & M_IGNORED))
@@ -386,6 +666,7 @@ static void eval(struct mgr *m, int pid, const struct pstat *st, bool forked)
 	if (rule < 0) {
 		if (e)
 			unmanage(m, e, "no longer matches");
+		other_add(m, pid);
 		return;
 	}
 	if (e && e->rule != (unsigned int)rule) {
@@ -403,6 +684,8 @@ static void eval(struct mgr *m, int pid, const struct pstat *st, bool forked)
 			"pid %d (%s) matches rule '%s'", pid,
 			procfs_escape(st->comm, comm, sizeof(comm)),
 			m->cfg->rules[rule].name);
+	} else if (walk == WALK_NEW_ONLY && (e->flags & M_ADOPTED)) {
+		return; /* its threads are the events' business */
 	}
 	apply_proc(m, e);
 }
@@ -416,9 +699,10 @@ static void eval_pid(struct mgr *m, int pid, bool forked)
 		e = mgr_lookup(m, pid);
 		if (e)
 			drop(m, e);
+		other_del(m, pid);
 		return;
 	}
-	eval(m, pid, &st, forked);
+	eval(m, pid, &st, forked, WALK_ALL);
 }
 
 void mgr_eval_pid(struct mgr *m, int pid)
@@ -426,42 +710,142 @@ void mgr_eval_pid(struct mgr *m, int pid)
 	eval_pid(m, pid, false);
 }
 
-int mgr_scan(struct mgr *m)
+void mgr_on_exec(struct mgr *m, int pid)
 {
-	struct dirent *de;
+	struct managed *e = mgr_lookup(m, pid);
+
+	/*
+	 * Only the leader survives an exec.  If the new program still
+	 * matches the same rule, start over with it; if not, eval()
+	 * restores the masks we set, which need that knowledge.
+	 */
+	if (e) {
+		struct pstat st;
+		struct proc_attrs a;
+
+		if (procfs_read_stat(m->roots.proc, pid, 0, &st) == 0 &&
+		    st.starttime == e->starttime) {
+			read_attrs(m, pid, &st, &a);
+			if (rules_match(m->cfg, &a) == (int)e->rule)
+				readopt(m, e);
+		}
+	}
+	eval_pid(m, pid, false);
+}
+
+/* ---- scans ---- */
+
+bool mgr_scan_busy(const struct mgr *m)
+{
+	return m->scan_dir != NULL;
+}
+
+void mgr_scan_abort(struct mgr *m)
+{
+	if (m->scan_dir)
+		closedir(m->scan_dir);
+	m->scan_dir = NULL;
+}
+
+int mgr_scan_start(struct mgr *m, enum mgr_scan_kind kind)
+{
 	DIR *d;
 
-	m->last_scan_ms = now_ms();
+	mgr_scan_abort(m);
 	d = opendir(m->roots.proc);
 	if (!d)
 		return -errno;
+	m->scan_dir = d;
+	m->scan_kind = kind;
 	m->gen++;
 	m->cnt.scans++;
-	while ((de = readdir(d))) {
-		struct pstat st;
+	return 0;
+}
+
+/* One /proc entry of the scan in progress. */
+static void scan_pid(struct mgr *m, int pid)
+{
+	struct pstat st;
+
+	if (m->scan_kind == SCAN_LIGHT) {
+		struct managed *e = mgr_lookup(m, pid);
+		struct other *o = (struct other *)table_lookup(&m->others, pid);
+
+		/* Known: the connector tells us when it changes. */
+		if (e) {
+			e->seen = m->gen;
+			return;
+		}
+		if (o) {
+			o->seen = m->gen;
+			return;
+		}
+	}
+	if (procfs_read_stat(m->roots.proc, pid, 0, &st) < 0)
+		return;
+	eval(m, pid, &st, false,
+	     m->scan_kind == SCAN_FULL ? WALK_ALL : WALK_NEW_ONLY);
+}
+
+/* Forget what the walk did not see: those processes have exited. */
+static void scan_end(struct mgr *m)
+{
+	struct pidnode *n, *next;
+
+	mgr_scan_abort(m);
+	for_each_node (&m->procs, n, next)
+		if (as_managed(n)->seen != m->gen)
+			drop(m, as_managed(n));
+	for_each_node (&m->others, n, next) {
+		if (((struct other *)n)->seen != m->gen) {
+			table_del(&m->others, n);
+			free(n);
+		}
+	}
+	table_shrink(&m->procs);
+	table_shrink(&m->others);
+	m->last_scan_ms = now_ms();
+}
+
+int mgr_scan_step(struct mgr *m, uint64_t deadline_ms)
+{
+	unsigned long i = 0;
+	struct dirent *de;
+
+	if (!m->scan_dir)
+		return 1;
+	while ((de = readdir(m->scan_dir))) {
 		uint64_t pid;
 
 		if (parse_u64(de->d_name, &pid) < 0 || pid > INT32_MAX)
 			continue;
-		if (procfs_read_stat(m->roots.proc, (int)pid, 0, &st) < 0)
-			continue;
-		eval(m, (int)pid, &st, false);
+		scan_pid(m, (int)pid);
+		tick(m, i++);
+		/* now_ms() is a vDSO call: cheap enough for every pid. */
+		if (now_ms() >= deadline_ms)
+			return 0;
 	}
-	closedir(d);
-
-	/* Forget what the walk did not see: those processes have exited. */
-	for (size_t i = 0; i < m->nbuckets; i++) {
-		struct managed *e = m->buckets[i], *next;
-
-		for (; e; e = next) {
-			next = e->next;
-			if (e->seen != m->gen)
-				drop(m, e);
-		}
-	}
-	maybe_shrink(m);
-	return 0;
+	scan_end(m);
+	return 1;
 }
+
+int mgr_scan_finish(struct mgr *m)
+{
+	int r;
+
+	while ((r = mgr_scan_step(m, UINT64_MAX)) == 0)
+		;
+	return r < 0 ? r : 0;
+}
+
+int mgr_scan(struct mgr *m)
+{
+	int r = mgr_scan_start(m, SCAN_FULL);
+
+	return r < 0 ? r : mgr_scan_finish(m);
+}
+
+/* ---- connector events ---- */
 
 void mgr_on_fork(struct mgr *m, int parent_tgid, int child_pid, int child_tgid)
 {
@@ -483,18 +867,25 @@ void mgr_on_fork(struct mgr *m, int parent_tgid, int child_pid, int child_tgid)
 	 */
 	if (mgr_lookup(m, parent_tgid))
 		eval_pid(m, child_tgid, true);
+	else if (table_lookup(&m->others, parent_tgid))
+		other_add(m, child_tgid);
 }
 
 void mgr_on_exit(struct mgr *m, int pid, int tgid)
 {
-	struct managed *e;
+	struct managed *e = mgr_lookup(m, tgid);
 
-	if (pid != tgid)
+	if (pid != tgid) {
+		if (e)
+			forget_thread(m, e, pid);
 		return;
-	e = mgr_lookup(m, tgid);
+	}
 	if (e)
 		drop(m, e);
+	other_del(m, tgid);
 }
+
+/* ---- reload, re-adoption, restore ---- */
 
 static int rule_by_name(const struct config *c, const char *name)
 {
@@ -504,50 +895,122 @@ static int rule_by_name(const struct config *c, const char *name)
 	return -1;
 }
 
+/*
+ * After a reload, a process with hand-set threads whose rule changed
+ * keeps them: find its rule under the new config, or let it go without
+ * touching those threads.
+ */
+static void rematch_hand(struct mgr *m, struct managed *e)
+{
+	struct proc_attrs a;
+	struct pstat st;
+	int rule = -1;
+
+	if (procfs_read_stat(m->roots.proc, e->node.pid, 0, &st) == 0 &&
+	    st.starttime == e->starttime) {
+		read_attrs(m, e->node.pid, &st, &a);
+		rule = rules_match(m->cfg, &a);
+	}
+	if (rule < 0) {
+		drop(m, e);
+		return;
+	}
+	e->rule = (unsigned int)rule;
+	m->rule_count[rule]++;
+}
+
 int mgr_reload(struct mgr *m, const struct config *cfg)
 {
 	unsigned int *old_count = m->rule_count;
 	bool *old_warned = m->einval_warned;
+	struct pidnode *n, *next;
+	struct managed *keep = NULL;
+	unsigned long i = 0;
 	unsigned int *rc;
 	bool *ew;
 
 	if (alloc_rule_arrays(cfg, &rc, &ew))
 		return -ENOMEM;
-	for (size_t i = 0; i < m->nbuckets; i++) {
-		struct managed *e = m->buckets[i], *next;
+	mgr_scan_abort(m);
+	for_each_node (&m->procs, n, next) {
+		struct managed *e = as_managed(n);
+		const struct rule *old = &m->cfg->rules[e->rule];
+		int nr = rule_by_name(cfg, old->name);
 
-		for (; e; e = next) {
-			const struct rule *old = &m->cfg->rules[e->rule];
-			int nr = rule_by_name(cfg, old->name);
-
-			next = e->next;
-			if (nr >= 0 && rule_equal(old, &cfg->rules[nr])) {
-				/* Unchanged rule: keep it, under its new index.
-				 */
-				old_count[e->rule]--;
-				e->rule = (unsigned int)nr;
-				rc[nr]++;
-				continue;
-			}
+		tick(m, i++);
+		if (nr >= 0 && rule_equal(old, &cfg->rules[nr])) {
+			/* Unchanged rule: keep it, under its new index. */
+			old_count[e->rule]--;
+			e->rule = (unsigned int)nr;
+			rc[nr]++;
+			continue;
+		}
+		if (!e->nhand) {
 			unmanage(m, e,
 				 nr < 0 ? "rule removed" : "rule changed");
+			continue;
 		}
+		/* Ours back to the hard mask; the hand-set ones stay. */
+		log_info("pid %d leaves rule '%s' (%s); threads set by hand "
+			 "keep their masks",
+			 e->node.pid, old->name,
+			 nr < 0 ? "rule removed" : "rule changed");
+		restore_proc(m, e);
+		for (unsigned int t = 0, k = 0; t <= e->nthreads; t++) {
+			if (t == e->nthreads) {
+				e->nthreads = k;
+				break;
+			}
+			if (e->threads[t].hand)
+				e->threads[k++] = e->threads[t];
+		}
+		/* Off the table until the new config is in place. */
+		old_count[e->rule]--;
+		table_del(&m->procs, &e->node);
+		e->node.next = &keep->node;
+		keep = e;
 	}
 	free(old_count);
 	free(old_warned);
 	m->rule_count = rc;
 	m->einval_warned = ew;
 	m->cfg = cfg;
-	return mgr_scan(m);
+	while (keep) {
+		struct managed *e = keep;
+
+		keep = as_managed(e->node.next);
+		table_add(&m->procs, &e->node);
+		m->count = m->procs.count;
+		rematch_hand(m, e);
+	}
+	m->count = m->procs.count;
+	/* The rules changed: what matched nothing may match now. */
+	others_clear(m);
+	/* If /proc cannot be opened now, the next rescan tries again. */
+	mgr_scan_start(m, SCAN_FULL);
+	return 0;
+}
+
+size_t mgr_readopt(struct mgr *m)
+{
+	size_t had = m->nhand_procs;
+	struct pidnode *n, *next;
+
+	for_each_node (&m->procs, n, next)
+		readopt(m, as_managed(n));
+	mgr_scan_start(m, SCAN_FULL);
+	return had;
 }
 
 void mgr_restore_all(struct mgr *m)
 {
-	for (size_t i = 0; i < m->nbuckets; i++) {
-		struct managed *e = m->buckets[i];
+	struct pidnode *n, *next;
+	unsigned long i = 0;
 
-		for (; e; e = e->next)
-			restore_proc(m, e);
+	mgr_scan_abort(m);
+	for_each_node (&m->procs, n, next) {
+		restore_proc(m, as_managed(n));
+		tick(m, i++);
 	}
 }
 
@@ -562,11 +1025,28 @@ unsigned int mgr_active_groups(const struct mgr *m, struct cpuset *ret,
 	return n;
 }
 
-static int cmp_int(const void *a, const void *b)
+/* " P1 P2 ..." of rule r's processes (only hand-managed ones if hand). */
+static void status_pids(const struct mgr *m, struct sbuf *b, int *pids,
+			unsigned int r, bool hand, unsigned int total)
 {
-	int x = *(const int *)a, y = *(const int *)b;
+	struct pidnode *p, *next;
+	unsigned int n = 0;
 
-	return (x > y) - (x < y);
+	if (pids)
+		for_each_node (&m->procs, p, next) {
+			const struct managed *e = as_managed(p);
+
+			if (e->rule == r && (!hand || e->nhand) &&
+			    n < MGR_STATUS_MAX_PIDS)
+				pids[n++] = p->pid;
+		}
+	if (pids)
+		qsort(pids, n, sizeof(*pids), cmp_int);
+	for (unsigned int i = 0; i < n; i++)
+		sbuf_printf(b, " %d", pids[i]);
+	if (total > n)
+		sbuf_printf(b, " ...");
+	sbuf_printf(b, "\n");
 }
 
 void mgr_status(const struct mgr *m, struct sbuf *b)
@@ -576,22 +1056,25 @@ void mgr_status(const struct mgr *m, struct sbuf *b)
 
 	for (unsigned int r = 0; r < m->cfg->nrules; r++) {
 		const struct rule *rule = &m->cfg->rules[r];
-		unsigned int n = 0;
 
 		cpuset_format_list(&rule->cpus, cpus, sizeof(cpus));
 		sbuf_printf(b, "rule %s cpus %s processes %u pids", rule->name,
 			    cpus, m->rule_count[r]);
-		for (size_t i = 0; pids && i < m->nbuckets; i++)
-			for (struct managed *e = m->buckets[i]; e; e = e->next)
-				if (e->rule == r && n < MGR_STATUS_MAX_PIDS)
-					pids[n++] = e->pid;
-		if (pids)
-			qsort(pids, n, sizeof(*pids), cmp_int);
-		for (unsigned int i = 0; i < n; i++)
-			sbuf_printf(b, " %d", pids[i]);
-		if (m->rule_count[r] > n)
-			sbuf_printf(b, " ...");
-		sbuf_printf(b, "\n");
+		status_pids(m, b, pids, r, false, m->rule_count[r]);
+	}
+	/* Own lines, so "rule NAME ... pids" parsers see nothing new. */
+	for (unsigned int r = 0; m->nhand_procs && r < m->cfg->nrules; r++) {
+		struct pidnode *p, *next;
+		unsigned int nh = 0;
+
+		for_each_node (&m->procs, p, next)
+			if (as_managed(p)->rule == r && as_managed(p)->nhand)
+				nh++;
+		if (!nh)
+			continue;
+		sbuf_printf(b, "hand-managed rule %s processes %u pids",
+			    m->cfg->rules[r].name, nh);
+		status_pids(m, b, pids, r, true, nh);
 	}
 	free(pids);
 }

@@ -600,57 +600,57 @@ static void test_affinity(void)
 
 	/* Plain apply, then the same again is skipped without a write. */
 	mktask(100, 100, "worker", 1, 0, "0-3", "0-3\n");
-	CHECK(aff_apply_thread(proc, 100, 100, &target, false, &err) ==
+	CHECK(aff_apply_thread(proc, 100, 100, &target, AFF_ADOPT, false, &err) ==
 	      AFF_WRITTEN);
 	CHECK_STR(soft_of(100, 100), "0-1\n");
 	CHECK(fake_writes == 1);
-	CHECK(aff_apply_thread(proc, 100, 100, &target, false, &err) ==
+	CHECK(aff_apply_thread(proc, 100, 100, &target, AFF_ADOPT, false, &err) ==
 	      AFF_UNCHANGED);
 	CHECK(fake_writes == 1);
 
 	/* Target is intersected with the hard mask. */
 	mktask(101, 101, "w", 1, 0, "1-3", "1-3\n");
-	CHECK(aff_apply_thread(proc, 101, 101, &target, false, &err) ==
+	CHECK(aff_apply_thread(proc, 101, 101, &target, AFF_ADOPT, false, &err) ==
 	      AFF_WRITTEN);
 	CHECK_STR(soft_of(101, 101), "1\n");
 
 	/* Empty intersection: no write. */
 	mktask(102, 102, "w", 1, 0, "2-3", "2-3\n");
 	fake_writes = 0;
-	CHECK(aff_apply_thread(proc, 102, 102, &target, false, &err) ==
+	CHECK(aff_apply_thread(proc, 102, 102, &target, AFF_ADOPT, false, &err) ==
 	      AFF_EMPTY);
 	CHECK(fake_writes == 0);
 
 	/* RT thread: skipped before the kernel has to say EINVAL. */
 	mktask(103, 103, "rt", 1, 1, "0-3", "0-3\n");
-	CHECK(aff_apply_thread(proc, 103, 103, &target, false, &err) == AFF_RT);
+	CHECK(aff_apply_thread(proc, 103, 103, &target, AFF_ADOPT, false, &err) == AFF_RT);
 	CHECK(fake_writes == 0);
 
 	/* Dry run decides but does not write. */
 	mktask(104, 104, "w", 1, 0, "0-3", "0-3\n");
-	CHECK(aff_apply_thread(proc, 104, 104, &target, true, &err) ==
+	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, true, &err) ==
 	      AFF_WRITTEN);
 	CHECK(fake_writes == 0);
 	CHECK_STR(soft_of(104, 104), "0-3\n");
 
 	/* Error classes from the write seam. */
 	fake_err = -EPERM;
-	CHECK(aff_apply_thread(proc, 104, 104, &target, false, &err) ==
+	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, false, &err) ==
 		      AFF_EPERM &&
 	      err == -EPERM);
 	fake_err = -EINVAL;
-	CHECK(aff_apply_thread(proc, 104, 104, &target, false, &err) ==
+	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, false, &err) ==
 	      AFF_EINVAL);
 	fake_err = -ESRCH;
-	CHECK(aff_apply_thread(proc, 104, 104, &target, false, &err) ==
+	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, false, &err) ==
 	      AFF_GONE);
 	fake_err = -EIO;
-	CHECK(aff_apply_thread(proc, 104, 104, &target, false, &err) ==
+	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, false, &err) ==
 		      AFF_ERROR &&
 	      err == -EIO);
 	fake_err = 0;
 	/* A thread that vanished: gone, silently. */
-	CHECK(aff_apply_thread(proc, 104, 999, &target, false, &err) ==
+	CHECK(aff_apply_thread(proc, 104, 999, &target, AFF_ADOPT, false, &err) ==
 	      AFF_GONE);
 	CHECK(aff_classify(-ENOENT) == AFF_GONE);
 	CHECK(aff_classify(-EACCES) == AFF_EPERM);
@@ -893,7 +893,7 @@ static void test_manager_reload(void)
 		  err, sizeof(err));
 	CHECK(c2 != NULL);
 	fake_writes = 0;
-	CHECK(mgr_reload(&mgr, c2) == 0);
+	CHECK(mgr_reload(&mgr, c2) == 0 && mgr_scan_finish(&mgr) == 0);
 	CHECK_STR(soft_of(600, 600), "0\n");   /* untouched */
 	CHECK_STR(soft_of(601, 601), "1\n");   /* re-applied */
 	CHECK_STR(soft_of(602, 602), "0-3\n"); /* restored */
@@ -928,13 +928,13 @@ static void test_manager_many(void)
 		return;
 	mgr_scan(&mgr);
 	CHECK(mgr.count == 1000);
-	CHECK(mgr.nbuckets >= 512);
+	CHECK(mgr.procs.nbuckets >= 512);
 	char cmd[PATH_MAX + 32];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s/1* %s/2[0-8]*", proc, proc);
 	CHECK(system(cmd) == 0);
 	mgr_scan(&mgr);
 	CHECK(mgr.count == 50);
-	CHECK(mgr.nbuckets == 256);
+	CHECK(mgr.procs.nbuckets == 256);
 	struct sbuf b = {0};
 	mgr_status(&mgr, &b);
 	CHECK(b.buf && strstr(b.buf, "processes 50 pids 2901 2903"));
