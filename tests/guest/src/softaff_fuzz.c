@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * softaff_fuzz: random writes to the soft affinity procfs files and the
+ * two sysctls, checking the errno and that a refused write changed nothing.
+ *
+ *   /proc/self/task/TID/soft_affinity{,_list}   one thread (of two)
+ *   /proc/self/soft_affinity{,_list}            both threads
+ *   /proc/sys/kernel/sched_{preferred,allowed}
+ *
+ * Inputs: random bytes, random strings over the masks' alphabet, mutations
+ * of valid values, lengths 0, PAGE_SIZE +- 1 and up to 1 MiB, embedded
+ * NULs, with and without a newline, pwrite() at an offset and a value split
+ * over two write()s.  Checks after every write:
+ *
+ *   refused  errno is EINVAL (the only one documented for root on a live
+ *            task or a sysctl) and every mask / value is as before;
+ *   accepted the whole count was consumed (procfs), the mask is not empty
+ *            and lies within the hard mask, a clean known input gave the
+ *            known mask; a sysctl stays within 1..10000 and, if it changed,
+ *            to the decimal number the input starts with.
+ *   always   the thread that was not written is unchanged.
+ *
+ * Runs as root in the guest; softaffd must not be running (it writes the
+ * sysctls).  usage: softaff_fuzz [-n ITERATIONS] [-s SEED]; prints TAP.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_LEN		(1 << 20)
+
+enum { F_TID, F_TID_LIST, F_PROC, F_PROC_LIST, F_PREF, F_ALLOWED, F_NR };
+
+static const char *const fnames[F_NR] = {
+	"task/TID/soft_affinity", "task/TID/soft_affinity_list",
+	"soft_affinity", "soft_affinity_list",
+	"sched_preferred", "sched_allowed",
+};
+
+static uint64_t seed_state;
+static int ncpus;
+static uint64_t all_mask;
+static pid_t tids[2];
+static unsigned long tried[F_NR], refused[F_NR], accepted[F_NR];
+static int failures, reported;
+static char *buf;
+static long pagesz;
+
+static uint64_t rnd(void)	/* xorshift64* */
+{
+	seed_state ^= seed_state >> 12;
+	seed_state ^= seed_state << 25;
+	seed_state ^= seed_state >> 27;
+	return seed_state * 2685821657736338717ULL;
+}
+
+static unsigned int rndn(unsigned int n)
+{
+	return n ? (unsigned int)(rnd() % n) : 0;
+}
+
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	tids[1] = (pid_t)syscall(SYS_gettid);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* "0-2,5\n" -> mask; -1 if not a plain list below 64. */
+static int parse_list(const char *s, uint64_t *ret)
+{
+	uint64_t m = 0;
+
+	while (*s && *s != '\n') {
+		char *end;
+		unsigned long a = strtoul(s, &end, 10), b = a;
+
+		if (end == s)
+			return -1;
+		s = end;
+		if (*s == '-') {
+			b = strtoul(s + 1, &end, 10);
+			if (end == s + 1)
+				return -1;
+			s = end;
+		}
+		if (a > b || b >= 64)
+			return -1;
+		for (; a <= b; a++)
+			m |= 1ULL << a;
+		if (*s == ',')
+			s++;
+	}
+	*ret = m;
+	return 0;
+}
+
+static int read_str(const char *path, char *out, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, out, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	out[n] = '\0';
+	return 0;
+}
+
+static uint64_t soft_of(int t)
+{
+	char path[96], s[128];
+	uint64_t m = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/soft_affinity_list",
+		 tids[t]);
+	if (read_str(path, s, sizeof(s)) || parse_list(s, &m))
+		return ~0ULL;
+	return m;
+}
+
+static uint64_t hard_of(int t)
+{
+	cpu_set_t set;
+	uint64_t m = 0;
+	int i;
+
+	if (sched_getaffinity(tids[t], sizeof(set), &set))
+		return 0;
+	for (i = 0; i < 64; i++)
+		if (CPU_ISSET(i, &set))
+			m |= 1ULL << i;
+	return m;
+}
+
+static long sysctl_of(int f)
+{
+	char s[64];
+
+	if (read_str(f == F_PREF ? "/proc/sys/kernel/sched_preferred" :
+				   "/proc/sys/kernel/sched_allowed", s, sizeof(s)))
+		return -1;
+	return strtol(s, NULL, 10);
+}
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	failures++;
+	if (++reported > 20)
+		return;
+	printf("# FAIL: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+/* Printable rendering of the first bytes of an input, for messages. */
+static const char *show(const char *s, size_t len)
+{
+	static char out[96];
+	size_t i, o = 0;
+
+	for (i = 0; i < len && o < sizeof(out) - 8; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (isprint(c) && c != '\\')
+			out[o++] = (char)c;
+		else
+			o += (size_t)snprintf(out + o, sizeof(out) - o, "\\x%02x", c);
+	}
+	if (i < len)
+		o += (size_t)snprintf(out + o, sizeof(out) - o, "...(%zu)", len);
+	out[o] = '\0';
+	return out;
+}
+
+struct input {
+	size_t len;
+	bool known;		/* a clean value: a success must give .mask/.val */
+	uint64_t mask;
+	long val;
+	int how;		/* 0 write, 1 pwrite at an offset, 2 two writes */
+	off_t off;
+};
+
+static uint64_t random_cpus(void)
+{
+	uint64_t m;
+
+	do
+		m = rnd() & all_mask;
+	while (!m);
+	return m;
+}
+
+static size_t fmt_list(uint64_t m, char *s)
+{
+	size_t o = 0;
+	int i, j;
+
+	for (i = 0; i < 64; i = j + 1) {
+		j = i;
+		if (!(m & (1ULL << i)))
+			continue;
+		while (j + 1 < 64 && (m & (1ULL << (j + 1))))
+			j++;
+		o += (size_t)sprintf(s + o, o ? ",%d" : "%d", i);
+		if (j > i)
+			o += (size_t)sprintf(s + o, "-%d", j);
+	}
+	return o;
+}
+
+/* A valid value for file @f into buf; its length. */
+static size_t valid_value(int f, struct input *in)
+{
+	if (f == F_PREF || f == F_ALLOWED) {
+		in->val = 1 + rndn(10000);
+		return (size_t)sprintf(buf, "%ld", in->val);
+	}
+	in->mask = random_cpus();
+	if (f == F_TID_LIST || f == F_PROC_LIST)
+		return fmt_list(in->mask, buf);
+	return (size_t)sprintf(buf, "%llx", (unsigned long long)in->mask);
+}
+
+static void make_input(int f, struct input *in)
+{
+	static const char alphabet[] = "0123456789abcdefABCDEF,-:/ \n\tNalx+";
+	unsigned int r = rndn(100);
+	size_t i, len;
+
+	memset(in, 0, sizeof(*in));
+	if (r < 15) {		/* random bytes */
+		len = rndn(64);
+		for (i = 0; i < len; i++)
+			buf[i] = (char)rnd();
+	} else if (r < 35) {	/* random strings of the right alphabet */
+		len = rndn(40);
+		for (i = 0; i < len; i++)
+			buf[i] = alphabet[rndn(sizeof(alphabet) - 1)];
+	} else if (r < 55) {	/* mutations of a valid value */
+		unsigned int k, nmut = 1 + rndn(3);
+
+		len = valid_value(f, in);
+		for (k = 0; k < nmut; k++) {
+			unsigned int pos = rndn((unsigned int)len + 1);
+
+			switch (rndn(3)) {
+			case 0:	/* replace */
+				if (pos < len)
+					buf[pos] = rndn(2) ? alphabet[rndn(sizeof(alphabet) - 1)] : (char)rnd();
+				break;
+			case 1:	/* insert */
+				memmove(buf + pos + 1, buf + pos, len - pos);
+				buf[pos] = rndn(2) ? alphabet[rndn(sizeof(alphabet) - 1)] : (char)rnd();
+				len++;
+				break;
+			default: /* delete */
+				if (pos < len) {
+					memmove(buf + pos, buf + pos + 1, len - pos - 1);
+					len--;
+				}
+			}
+		}
+	} else if (r < 75) {	/* valid, clean: must be taken as is */
+		len = valid_value(f, in);
+		in->known = true;
+		if (rndn(2))
+			buf[len++] = '\n';
+	} else if (r < 83) {	/* valid, then a NUL and garbage */
+		size_t extra = rndn(8);
+
+		len = valid_value(f, in);
+		buf[len++] = '\0';
+		for (i = 0; i < extra; i++)
+			buf[len++] = (char)rnd();
+	} else if (r < 90) {	/* sizes around a page and beyond */
+		static const long sizes[] = { -1, 0, 1, 16, 4096 * 16, MAX_LEN };
+		long sz = sizes[rndn(6)];
+		char fill = "0, 1f"[rndn(5)];
+
+		len = (size_t)(sz < 16 ? pagesz + sz : sz);
+		if (len > MAX_LEN)
+			len = MAX_LEN;
+		memset(buf, fill, len);
+		if (rndn(2))
+			memcpy(buf + len - 2, "1\n", 2);
+	} else if (r < 95) {	/* empty */
+		len = 0;
+	} else {		/* valid, written at an offset or in two parts */
+		len = valid_value(f, in);
+		buf[len++] = '\n';
+		in->how = 1 + rndn(2);
+		in->off = 1 + rndn(64);
+	}
+	in->len = len;
+}
+
+/* Which threads a write to @f changes. */
+static bool writes_thread(int f, int t, int target)
+{
+	return f == F_PROC || f == F_PROC_LIST || t == target;
+}
+
+static void one(int iter)
+{
+	int f = (int)rndn(F_NR), target = (int)rndn(2), t, fd, err = 0;
+	uint64_t before[2], after[2], hard[2];
+	long vbefore = 0, vafter = 0;
+	struct input in;
+	char path[96];
+	ssize_t n = 0, n1 = -1;
+	bool procfs = f < F_PREF;
+
+	make_input(f, &in);
+	switch (f) {
+	case F_TID:
+	case F_TID_LIST:
+		snprintf(path, sizeof(path), "/proc/self/task/%d/%s", tids[target],
+			 f == F_TID ? "soft_affinity" : "soft_affinity_list");
+		break;
+	case F_PROC:
+	case F_PROC_LIST:
+		snprintf(path, sizeof(path), "/proc/self/%s", fnames[f]);
+		break;
+	default:
+		snprintf(path, sizeof(path), "/proc/sys/kernel/%s", fnames[f]);
+	}
+	for (t = 0; t < 2; t++) {
+		before[t] = soft_of(t);
+		hard[t] = hard_of(t);
+	}
+	if (f >= F_PREF)
+		vbefore = sysctl_of(f);
+
+	tried[f]++;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fail("%d: open %s: %s", iter, path, strerror(errno));
+		return;
+	}
+	if (in.how == 1) {
+		n = pwrite(fd, buf, in.len, in.off);
+	} else if (in.how == 2) {
+		size_t half = in.len / 2;
+
+		/* The second part goes to offset @half (or 0 if the first
+		 * was refused): sysctls ignore it, soft_affinity parses it
+		 * on its own. */
+		n1 = write(fd, buf, half);
+		n = write(fd, buf + half, in.len - half);
+		if (n1 > 0 || n >= 0) {
+			/* Something may have been taken: invariants only. */
+			n = n1 > 0 && n >= 0 ? n1 + n : n1 > 0 ? n1 : n;
+		}
+	} else {
+		n = write(fd, buf, in.len);
+	}
+	if (n < 0)
+		err = errno;
+	close(fd);
+
+	for (t = 0; t < 2; t++)
+		after[t] = soft_of(t);
+	if (f >= F_PREF)
+		vafter = sysctl_of(f);
+
+	if (in.how == 2 && n1 > 0 && err) {
+		/* First part taken, second refused: not a refusal. */
+		err = 0;
+		n = n1;
+	}
+	if (err) {
+		refused[f]++;
+		if (err != EINVAL)
+			fail("%d: %s \"%s\": %s, not EINVAL", iter, fnames[f],
+			     show(buf, in.len), strerror(err));
+		if (after[0] != before[0] || after[1] != before[1] ||
+		    vafter != vbefore)
+			fail("%d: %s \"%s\" refused (%s) but changed %llx,%llx/%ld -> %llx,%llx/%ld",
+			     iter, fnames[f], show(buf, in.len), strerror(err),
+			     (unsigned long long)before[0],
+			     (unsigned long long)before[1], vbefore,
+			     (unsigned long long)after[0],
+			     (unsigned long long)after[1], vafter);
+		if (in.known && in.how == 0 && f >= F_PREF)
+			fail("%d: %s: valid \"%s\" refused", iter, fnames[f],
+			     show(buf, in.len));
+		/* Within the hard mask of every thread written: must do. */
+		if (in.known && in.how != 2 && procfs &&
+		    !(in.mask & ~hard[target]) &&
+		    (f == F_TID || f == F_TID_LIST ||
+		     !(in.mask & ~hard[1 - target])))
+			fail("%d: %s: valid \"%s\" refused", iter, fnames[f],
+			     show(buf, in.len));
+		return;
+	}
+	accepted[f]++;
+	if (procfs && (in.len == 0 || in.len > (size_t)pagesz))
+		fail("%d: %s: write of %zu bytes accepted", iter, fnames[f],
+		     in.len);
+
+	if (f >= F_PREF) {
+		const char *p = buf, *end = buf + in.len;
+		long lead = -1;
+
+		if (vafter < 1 || vafter > 10000)
+			fail("%d: %s = %ld after \"%s\"", iter, fnames[f], vafter,
+			     show(buf, in.len));
+		/* proc_dointvec: blanks, then the number. */
+		if (in.how == 2)	/* the second part is ignored */
+			end = buf + in.len / 2;
+		if (in.how == 1)	/* all of it is ignored */
+			end = buf;
+		while (p < end && (*p == ' ' || *p == '\t' || *p == '\n'))
+			p++;
+		if (p < end && isdigit((unsigned char)*p))
+			for (lead = 0; p < end && isdigit((unsigned char)*p) &&
+				       lead < 100000; p++)
+				lead = lead * 10 + (*p - '0');
+		if (vafter != vbefore && vafter != lead)
+			fail("%d: %s: \"%s\" (returned %zd) set %ld", iter,
+			     fnames[f], show(buf, in.len), n, vafter);
+		if (in.known && in.how == 0 && vafter != in.val)
+			fail("%d: %s: \"%s\" accepted but value is %ld", iter,
+			     fnames[f], show(buf, in.len), vafter);
+		if (after[0] != before[0] || after[1] != before[1])
+			fail("%d: sysctl write changed a mask", iter);
+		return;
+	}
+
+	if (in.how != 2 && (size_t)n != in.len)
+		fail("%d: %s \"%s\": write returned %zd of %zu", iter, fnames[f],
+		     show(buf, in.len), n, in.len);
+	for (t = 0; t < 2; t++) {
+		if (!writes_thread(f, t, target)) {
+			if (after[t] != before[t])
+				fail("%d: %s of thread %d changed thread %d: %llx -> %llx",
+				     iter, fnames[f], target, t,
+				     (unsigned long long)before[t],
+				     (unsigned long long)after[t]);
+			continue;
+		}
+		if (!after[t] || (after[t] & ~hard[t]))
+			fail("%d: %s \"%s\" accepted: mask %llx, hard %llx",
+			     iter, fnames[f], show(buf, in.len),
+			     (unsigned long long)after[t],
+			     (unsigned long long)hard[t]);
+		if (in.known && in.how != 2 && after[t] != in.mask)
+			fail("%d: %s \"%s\": mask %llx, want %llx", iter,
+			     fnames[f], show(buf, in.len),
+			     (unsigned long long)after[t],
+			     (unsigned long long)in.mask);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long seed = (unsigned long)time(NULL) ^ (unsigned long)getpid();
+	long saved[2];
+	int iters = 3000, opt, i, f;
+	pthread_t th;
+
+	while ((opt = getopt(argc, argv, "n:s:")) != -1) {
+		switch (opt) {
+		case 'n': iters = atoi(optarg); break;
+		case 's': seed = strtoul(optarg, NULL, 0); break;
+		default:
+			fprintf(stderr, "usage: softaff_fuzz [-n ITERATIONS] [-s SEED]\n");
+			return 2;
+		}
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	seed_state = seed ? seed : 1;
+	printf("# seed %lu (softaff_fuzz -s %lu -n %d repeats this run)\n", seed,
+	       seed, iters);
+	ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
+	if (ncpus < 1 || ncpus > 63) {
+		printf("1..0 # SKIP needs 1..63 CPUs\n");
+		return 0;
+	}
+	if (access("/proc/self/soft_affinity", F_OK)) {
+		printf("1..0 # SKIP kernel without soft affinity\n");
+		return 0;
+	}
+	all_mask = (1ULL << ncpus) - 1;
+	pagesz = sysconf(_SC_PAGESIZE);
+	buf = malloc(MAX_LEN + 64);
+	tids[0] = (pid_t)syscall(SYS_gettid);
+	pthread_create(&th, NULL, sleeper, NULL);
+	while (!tids[1])
+		usleep(1000);
+	/* The second thread gets a narrower hard mask where there is room,
+	 * so that process-wide writes can fail for one thread only. */
+	if (ncpus >= 2) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		for (i = 0; i < ncpus / 2; i++)
+			CPU_SET(i, &set);
+		sched_setaffinity(tids[1], sizeof(set), &set);
+	}
+	saved[0] = sysctl_of(F_PREF);
+	saved[1] = sysctl_of(F_ALLOWED);
+
+	for (i = 0; i < iters; i++)
+		one(i);
+
+	for (f = 0; f < 2; f++) {
+		char s[32];
+		int fd = open(f ? "/proc/sys/kernel/sched_allowed" :
+				  "/proc/sys/kernel/sched_preferred", O_WRONLY);
+
+		if (fd >= 0) {
+			snprintf(s, sizeof(s), "%ld\n", saved[f]);
+			if (write(fd, s, strlen(s)) < 0)
+				perror("restore sysctl");
+			close(fd);
+		}
+	}
+	for (f = 0; f < F_NR; f++)
+		printf("ok %d - %s: %lu writes, %lu accepted, %lu refused\n",
+		       f + 1, fnames[f], tried[f], accepted[f], refused[f]);
+	printf("%s %d - %d iterations: every refusal was EINVAL and changed nothing, every success stored a valid value (%d failures, seed %lu)\n",
+	       failures ? "not ok" : "ok", F_NR + 1, iters, failures, seed);
+	printf("1..%d\n", F_NR + 1);
+	return failures ? 1 : 0;
+}
