@@ -1067,6 +1067,20 @@ static pid_t start_owned(void)
 
 		prctl(PR_SET_NAME, "stress-own");
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/*
+		 * Into the root cgroup, before the masks are set (attaching
+		 * resets them): cpuset leaves the hard masks of tasks in the
+		 * top cpuset alone on hotplug.
+		 */
+		{
+			int fd = open("/sys/fs/cgroup/cgroup.procs", O_WRONLY);
+
+			if (fd >= 0) {
+				if (write(fd, "0", 1) < 0)
+					perror("stress-own: root cgroup");
+				close(fd);
+			}
+		}
 		CPU_ZERO(&set);
 		for (i = 0; i < ncpus; i++)
 			CPU_SET(i, &set);
@@ -1132,8 +1146,7 @@ static void *owner(void *arg)
 	pid_t tids[4];
 	int i, n = 0;
 
-	owned_pid = start_owned();
-	if (owned_pid < 0)
+	if (owned_pid <= 0)
 		return NULL;
 	/* Wait for the second thread and its narrow hard mask. */
 	for (i = 0; i < 500; i++) {
@@ -1157,7 +1170,15 @@ static void *owner(void *arg)
 		return NULL;
 	}
 	o[0].tid = owned_pid;
-	o[0].hard = all_mask;
+	{
+		struct view v;
+
+		if (read_status(owned_pid, owned_pid, &v)) {
+			violation("owned process vanished");
+			return NULL;
+		}
+		o[0].hard = v.hard;
+	}
 	for (i = 0; i < 2; i++)
 		o[i].req_set = false;
 	if (owner_verify(&o[0], "start", &(struct mask_case){ 0 }, 0) ||
@@ -1300,6 +1321,8 @@ int main(int argc, char **argv)
 	    ntgt);
 
 	start_targets(ntgt);
+	/* Before hotplug starts: its hard masks are all CPUs and 0-1. */
+	owned_pid = start_owned();
 	if (cgroups[0]) {
 		/* Half of the targets in each group to start with. */
 		for (i = 0; i < ntargets; i++) {
