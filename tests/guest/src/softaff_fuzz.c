@@ -13,11 +13,14 @@
  * over two write()s.  Checks after every write:
  *
  *   refused  errno is EINVAL (the only one documented for root on a live
- *            task or a sysctl) and every mask / value is as before;
+ *            task or a sysctl; ESPIPE for pwrite() on the soft_affinity
+ *            files, which are seq_files) and every mask / value is as
+ *            before;
  *   accepted the whole count was consumed (procfs), the mask is not empty
  *            and lies within the hard mask, a clean known input gave the
  *            known mask; a sysctl stays within 1..10000 and, if it changed,
- *            to the decimal number the input starts with.
+ *            to the number the input starts with (base 0, as
+ *            proc_dointvec: "065" is 53), never on a write at an offset.
  *   always   the thread that was not written is unchanged.
  *
  * Runs as root in the guest; softaffd must not be running (it writes the
@@ -393,7 +396,12 @@ static void one(int iter)
 	}
 	if (err) {
 		refused[f]++;
-		if (err != EINVAL)
+		/* seq_file procfs files cannot be pwrite()n: ESPIPE. */
+		if (procfs && in.how == 1) {
+			if (err != ESPIPE)
+				fail("%d: pwrite to %s: %s, not ESPIPE", iter,
+				     fnames[f], strerror(err));
+		} else if (err != EINVAL)
 			fail("%d: %s \"%s\": %s, not EINVAL", iter, fnames[f],
 			     show(buf, in.len), strerror(err));
 		if (after[0] != before[0] || after[1] != before[1] ||
@@ -404,11 +412,11 @@ static void one(int iter)
 			     (unsigned long long)before[1], vbefore,
 			     (unsigned long long)after[0],
 			     (unsigned long long)after[1], vafter);
-		if (in.known && in.how == 0 && f >= F_PREF)
+		if (in.known && in.how == 0 && !procfs)
 			fail("%d: %s: valid \"%s\" refused", iter, fnames[f],
 			     show(buf, in.len));
 		/* Within the hard mask of every thread written: must do. */
-		if (in.known && in.how != 2 && procfs &&
+		if (in.known && in.how == 0 && procfs &&
 		    !(in.mask & ~hard[target]) &&
 		    (f == F_TID || f == F_TID_LIST ||
 		     !(in.mask & ~hard[1 - target])))
@@ -417,6 +425,8 @@ static void one(int iter)
 		return;
 	}
 	accepted[f]++;
+	if (procfs && in.how == 1)
+		fail("%d: pwrite to %s accepted", iter, fnames[f]);
 	if (procfs && (in.len == 0 || in.len > (size_t)pagesz))
 		fail("%d: %s: write of %zu bytes accepted", iter, fnames[f],
 		     in.len);
@@ -435,10 +445,19 @@ static void one(int iter)
 			end = buf;
 		while (p < end && (*p == ' ' || *p == '\t' || *p == '\n'))
 			p++;
-		if (p < end && isdigit((unsigned char)*p))
-			for (lead = 0; p < end && isdigit((unsigned char)*p) &&
-				       lead < 100000; p++)
-				lead = lead * 10 + (*p - '0');
+		/* Base 0, as proc_get_long(): 0x hex, leading 0 octal. */
+		if (p < end && isdigit((unsigned char)*p)) {
+			char num[32];
+			size_t k = 0;
+
+			while (p + k < end && k < sizeof(num) - 1 &&
+			       isxdigit((unsigned char)p[k]) | (p[k] == 'x') |
+			       (p[k] == 'X'))
+				k++;
+			memcpy(num, p, k);
+			num[k] = '\0';
+			lead = strtol(num, NULL, 0);
+		}
 		if (vafter != vbefore && vafter != lead)
 			fail("%d: %s: \"%s\" (returned %zd) set %ld", iter,
 			     fnames[f], show(buf, in.len), n, vafter);
@@ -467,7 +486,7 @@ static void one(int iter)
 			     iter, fnames[f], show(buf, in.len),
 			     (unsigned long long)after[t],
 			     (unsigned long long)hard[t]);
-		if (in.known && in.how != 2 && after[t] != in.mask)
+		if (in.known && in.how == 0 && after[t] != in.mask)
 			fail("%d: %s \"%s\": mask %llx, want %llx", iter,
 			     fnames[f], show(buf, in.len),
 			     (unsigned long long)after[t],
