@@ -651,7 +651,7 @@ static void on_signal(struct daemon *d)
  */
 static void start_rescan(struct daemon *d)
 {
-	enum mgr_scan_kind kind = SCAN_FULL;
+	enum mgr_scan_kind kind = SCAN_NEW;
 	int r;
 
 	if (d->conn_fd >= 0 && !d->events_lost)

@@ -526,24 +526,36 @@ static bool restore_one(struct mgr *m, struct managed *e, int tid)
 	return true;
 }
 
+/* What to do with the threads of a process that stays managed. */
+enum walk {
+	WALK_ALL,  /* check every thread: finds masks set by hand */
+	WALK_NEW,  /* only threads not met before (lost or no events) */
+	WALK_NONE, /* leave them to the connector's events */
+};
+
 /*
- * Visit the threads of e (just the leader when only_main).  A full
- * visit also forgets the threads it did not meet: they have exited.
+ * Visit the threads of e (just the leader when only_main; with WALK_NEW
+ * only those not met before).  The visit also forgets the threads it
+ * did not meet: they have exited.
  */
 static void visit_threads(struct mgr *m, struct managed *e, bool only_main,
+			  enum walk walk,
 			  bool (*fn)(struct mgr *, struct managed *, int))
 {
 	unsigned int kept = 0;
 	int *tids, n;
 
 	if (only_main) {
-		fn(m, e, e->node.pid);
+		if (walk == WALK_ALL || !find_thread(e, e->node.pid))
+			fn(m, e, e->node.pid);
 		return;
 	}
 	n = list_tids(m, e->node.pid, &tids);
 	if (n < 0)
 		return;
 	for (int i = 0; i < n; i++) {
+		if (walk == WALK_NEW && find_thread(e, tids[i]))
+			continue;
 		if (!fn(m, e, tids[i]))
 			return;
 		tick(m, (unsigned long)i);
@@ -576,13 +588,17 @@ static bool still_same(struct mgr *m, struct managed *e)
 	return false;
 }
 
-static void apply_proc(struct mgr *m, struct managed *e)
+static void apply_proc(struct mgr *m, struct managed *e, enum walk walk)
 {
 	const struct rule *rule = &m->cfg->rules[e->rule];
 
 	if (e->flags & M_IGNORED)
 		return;
-	visit_threads(m, e, rule->threads == THREADS_MAIN, apply_one);
+	if (!(e->flags & M_ADOPTED))
+		walk = WALK_ALL;
+	if (walk == WALK_NONE)
+		return;
+	visit_threads(m, e, rule->threads == THREADS_MAIN, walk, apply_one);
 	e->flags |= M_ADOPTED;
 }
 
@@ -590,7 +606,7 @@ static void restore_proc(struct mgr *m, struct managed *e)
 {
 	if (e->flags & M_IGNORED)
 		return;
-	visit_threads(m, e, false, restore_one);
+	visit_threads(m, e, false, WALK_ALL, restore_one);
 }
 
 /* Start over with e: adopt all its threads on the next apply. */
@@ -635,9 +651,6 @@ static void unmanage(struct mgr *m, struct managed *e, const char *why)
 	restore_proc(m, e);
 	drop(m, e);
 }
-
-/* What eval() does with the threads of a process it keeps managing. */
-enum walk { WALK_ALL, WALK_NEW_ONLY };
 
 static void eval(struct mgr *m, int pid, const struct pstat *st, bool forked,
 		 enum walk walk)
@@ -684,10 +697,8 @@ static void eval(struct mgr *m, int pid, const struct pstat *st, bool forked,
 			"pid %d (%s) matches rule '%s'", pid,
 			procfs_escape(st->comm, comm, sizeof(comm)),
 			m->cfg->rules[rule].name);
-	} else if (walk == WALK_NEW_ONLY && (e->flags & M_ADOPTED)) {
-		return; /* its threads are the events' business */
 	}
-	apply_proc(m, e);
+	apply_proc(m, e, walk);
 }
 
 static void eval_pid(struct mgr *m, int pid, bool forked)
@@ -784,7 +795,9 @@ static void scan_pid(struct mgr *m, int pid)
 	if (procfs_read_stat(m->roots.proc, pid, 0, &st) < 0)
 		return;
 	eval(m, pid, &st, false,
-	     m->scan_kind == SCAN_FULL ? WALK_ALL : WALK_NEW_ONLY);
+	     m->scan_kind == SCAN_FULL	 ? WALK_ALL
+	     : m->scan_kind == SCAN_NEW ? WALK_NEW
+					 : WALK_NONE);
 }
 
 /* Forget what the walk did not see: those processes have exited. */

@@ -54,13 +54,15 @@ struct other {
 
 /*
  * FULL reads and evaluates every process and checks every thread of the
- * managed ones.  With a working connector, events carry exec, comm, uid,
- * fork and exit, so the periodic walk only has to find what they did
- * not: LIGHT evaluates just the pids it does not know yet, ATTRS also
- * re-reads the attributes that change without an event (a cgroup move, a
- * rewritten command line) but leaves the threads to the events.
+ * managed ones (at start, reload, re-adoption): that finds masks set by
+ * hand.  NEW does the same but reads only threads not met before: the
+ * periodic rescan without a connector, and after lost events.  With a
+ * working connector, events carry exec, comm, uid, fork and exit, so the
+ * periodic walk only has to find what they did not: LIGHT evaluates just
+ * the pids it does not know yet, ATTRS also re-reads the attributes that
+ * change without an event (a cgroup move, a rewritten command line).
  */
-enum mgr_scan_kind { SCAN_FULL, SCAN_ATTRS, SCAN_LIGHT };
+enum mgr_scan_kind { SCAN_FULL, SCAN_NEW, SCAN_ATTRS, SCAN_LIGHT };
 
 struct mgr_counters {
 	uint64_t scans, events, events_lost;

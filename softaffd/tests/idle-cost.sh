@@ -35,17 +35,20 @@ DPID=$!
 i=0
 until [ -f "$W/run/status" ] || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 2 # past the first apply
-tck=$(getconf CLK_TCK)
-t0=$(awk '{ print $14 + $15 }' /proc/$DPID/stat)
+# schedstat: nanoseconds on a CPU; utime/stime ticks are too coarse.
+t0=$(cut -d' ' -f1 /proc/$DPID/schedstat)
+e0=$(sed -n 's/^counters.* events=\([0-9]*\).*/\1/p' "$W/run/status")
 n0=$(date +%s%N)
 sleep "$SECS"
-t1=$(awk '{ print $14 + $15 }' /proc/$DPID/stat)
+t1=$(cut -d' ' -f1 /proc/$DPID/schedstat)
 n1=$(date +%s%N)
+e1=$(sed -n 's/^counters.* events=\([0-9]*\).*/\1/p' "$W/run/status")
 hwm=$(sed -n 's/^VmHWM:[[:space:]]*//p' /proc/$DPID/status)
 rss=$(sed -n 's/^VmRSS:[[:space:]]*//p' /proc/$DPID/status)
-ms=$(( (t1 - t0) * 1000 / tck ))
+us=$(( (t1 - t0) / 1000 ))
 wall=$(( (n1 - n0) / 1000000 ))
 echo "processes $(grep -c . "$W/run/status" > /dev/null; sed -n 's/^processes //p' "$W/run/status") managed of 1000"
-echo "cpu ${ms} ms in ${wall} ms = $(awk "BEGIN { printf \"%.3f\", $ms * 100 / $wall }")% of one CPU"
+echo "cpu ${us} us in ${wall} ms = $(awk "BEGIN { printf \"%.4f\", $us / 10 / $wall }")% of one CPU; $((e1 - e0)) connector events meanwhile"
 echo "VmHWM $hwm VmRSS $rss"
-grep -c . "$W/log" | sed 's/^/log lines: /'
+grep -m1 -E "connector" "$W/log"
+grep -c . "$W/log" | sed "s/^/log lines: /"
