@@ -908,6 +908,17 @@ static int rule_by_name(const struct config *c, const char *name)
 	return -1;
 }
 
+/* Forget the threads we set (restored by now), keep the hand-set ones. */
+static void keep_hand_threads(struct managed *e)
+{
+	unsigned int k = 0;
+
+	for (unsigned int t = 0; t < e->nthreads; t++)
+		if (e->threads[t].hand)
+			e->threads[k++] = e->threads[t];
+	e->nthreads = k;
+}
+
 /*
  * After a reload, a process with hand-set threads whose rule changed
  * keeps them: find its rule under the new config, or let it go without
@@ -969,18 +980,11 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 			 e->node.pid, old->name,
 			 nr < 0 ? "rule removed" : "rule changed");
 		restore_proc(m, e);
-		for (unsigned int t = 0, k = 0; t <= e->nthreads; t++) {
-			if (t == e->nthreads) {
-				e->nthreads = k;
-				break;
-			}
-			if (e->threads[t].hand)
-				e->threads[k++] = e->threads[t];
-		}
+		keep_hand_threads(e);
 		/* Off the table until the new config is in place. */
 		old_count[e->rule]--;
 		table_del(&m->procs, &e->node);
-		e->node.next = &keep->node;
+		e->node.next = keep ? &keep->node : NULL;
 		keep = e;
 	}
 	free(old_count);

@@ -944,6 +944,262 @@ static void test_manager_many(void)
 	aff_write = write_file;
 }
 
+static void test_aff_decide(void)
+{
+	struct cpuset hard, soft, target, want;
+
+	cpuset_parse_list("0-3", &hard);
+	cpuset_parse_list("0-1", &target);
+	/* Soft affinity off: every claim may take it ... */
+	soft = hard;
+	CHECK(aff_decide(&hard, &soft, &target, AFF_ADOPT, &want) ==
+	      AFF_WRITTEN);
+	CHECK(aff_decide(&hard, &soft, &target, AFF_NEW, &want) ==
+	      AFF_WRITTEN);
+	/* ... except a thread we had set: then "off" was someone's choice. */
+	CHECK(aff_decide(&hard, &soft, &target, AFF_OURS, &want) ==
+	      AFF_FOREIGN);
+	/* Another mask: only adoption overwrites it. */
+	cpuset_parse_list("3", &soft);
+	CHECK(aff_decide(&hard, &soft, &target, AFF_ADOPT, &want) ==
+	      AFF_WRITTEN);
+	CHECK(aff_decide(&hard, &soft, &target, AFF_NEW, &want) ==
+	      AFF_FOREIGN);
+	CHECK(aff_decide(&hard, &soft, &target, AFF_OURS, &want) ==
+	      AFF_FOREIGN);
+	/* Already what the rule wants: nothing to do, whatever the claim. */
+	cpuset_parse_list("0-1", &soft);
+	CHECK(aff_decide(&hard, &soft, &target, AFF_OURS, &want) ==
+	      AFF_UNCHANGED);
+	CHECK(aff_decide(&hard, &soft, &target, AFF_NEW, &want) ==
+	      AFF_UNCHANGED);
+	/* The hard mask shrank: the kernel shows target & hard, still ours. */
+	cpuset_parse_list("1-3", &hard);
+	cpuset_parse_list("1", &soft);
+	CHECK(aff_decide(&hard, &soft, &target, AFF_OURS, &want) ==
+	      AFF_UNCHANGED);
+	cpuset_parse_list("2-3", &hard);
+	soft = hard;
+	CHECK(aff_decide(&hard, &soft, &target, AFF_OURS, &want) == AFF_EMPTY);
+	/* Restore: ours -> write hard, off -> nothing, theirs -> leave. */
+	cpuset_parse_list("0-3", &hard);
+	cpuset_parse_list("0-1", &soft);
+	CHECK(aff_decide_restore(&hard, &soft, &target) == AFF_WRITTEN);
+	CHECK(aff_decide_restore(&hard, &hard, &target) == AFF_UNCHANGED);
+	cpuset_parse_list("2", &soft);
+	CHECK(aff_decide_restore(&hard, &soft, &target) == AFF_FOREIGN);
+}
+
+static void set_soft(int pid, int tid, const char *mask)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%d/task/%d/soft_affinity_list", proc,
+		 pid, tid);
+	put(path, mask);
+}
+
+static void rm_task(int pid, int tid)
+{
+	char cmd[PATH_MAX + 32];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/%d/task/%d", proc, pid, tid);
+	CHECK(system(cmd) == 0);
+}
+
+static void test_manager_hand(void)
+{
+	struct config *c1, *c2, *c3;
+	unsigned long infos;
+	char err[512];
+
+	fixture_reset();
+	aff_write = fake_write;
+	fake_err = 0;
+	mktask(700, 700, "app", 1, 0, "0-3", "0-3\n");
+	mktask(700, 701, "app", 1, 0, "0-3", "0-3\n");
+	mktask(710, 710, "app", 2, 0, "0-3", "0-3\n");
+	c1 = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
+		       "cpus = \"0\"; } );");
+	if (!c1)
+		return;
+	/* Adoption takes any mask, also one set before we came. */
+	set_soft(710, 710, "2-3\n");
+	CHECK(mgr_scan(&mgr) == 0);
+	CHECK_STR(soft_of(700, 700), "0\n");
+	CHECK_STR(soft_of(700, 701), "0\n");
+	CHECK_STR(soft_of(710, 710), "0\n");
+	CHECK(mgr.nhand_procs == 0);
+
+	/* Set by hand later: left alone by scans, logged once at info. */
+	set_soft(700, 701, "2-3\n");
+	set_soft(710, 710, "0-3\n"); /* turned off by hand */
+	infos = log_counts[LOG_INFO];
+	fake_writes = 0;
+	CHECK(mgr_scan(&mgr) == 0);
+	CHECK(mgr_scan(&mgr) == 0);
+	CHECK(fake_writes == 0);
+	CHECK_STR(soft_of(700, 701), "2-3\n");
+	CHECK_STR(soft_of(710, 710), "0-3\n");
+	CHECK(log_counts[LOG_INFO] == infos + 2);
+	CHECK(mgr.nhand_procs == 2 && mgr.cnt.hand == 2);
+	{
+		struct sbuf b = {0};
+
+		mgr_status(&mgr, &b);
+		CHECK(b.buf && strstr(b.buf, "rule app cpus 0 processes 2 "
+					     "pids 700 710\n"
+					     "hand-managed rule app processes "
+					     "2 pids 700 710\n"));
+		sbuf_free(&b);
+	}
+
+	/* New threads: off (the default) is taken, a hand-set one is not. */
+	mktask(700, 702, "app", 1, 0, "0-3", "0-3\n");
+	mgr_on_fork(&mgr, 700, 702, 700);
+	CHECK_STR(soft_of(700, 702), "0\n");
+	mktask(700, 703, "app", 1, 0, "0-3", "2-3\n"); /* from 701 */
+	mgr_on_fork(&mgr, 700, 703, 700);
+	CHECK_STR(soft_of(700, 703), "2-3\n");
+	/* A thread exit is forgotten, hand-set or not. */
+	rm_task(700, 703);
+	mgr_on_exit(&mgr, 703, 700);
+	CHECK(mgr_lookup(&mgr, 700)->nthreads == 3);
+
+	/* A reload that changes the rule keeps the hand-set masks ... */
+	c2 = load("rules = ( { name = \"app\"; comm = \"app\"; "
+		  "cpus = \"1\"; } );",
+		  err, sizeof(err));
+	CHECK(mgr_reload(&mgr, c2) == 0 && mgr_scan_finish(&mgr) == 0);
+	CHECK_STR(soft_of(700, 700), "1\n");
+	CHECK_STR(soft_of(700, 702), "1\n");
+	CHECK_STR(soft_of(700, 701), "2-3\n");
+	CHECK_STR(soft_of(710, 710), "0-3\n");
+	CHECK(mgr.count == 2 && mgr.nhand_procs == 2);
+	config_free(c1);
+
+	/* ... and stop restores only what we set. */
+	mgr_restore_all(&mgr);
+	CHECK_STR(soft_of(700, 700), "0-3\n");
+	CHECK_STR(soft_of(700, 702), "0-3\n");
+	CHECK_STR(soft_of(700, 701), "2-3\n");
+	mgr_scan(&mgr);
+
+	/* exec: only the leader is left, and it is adopted afresh. */
+	rm_task(700, 701);
+	rm_task(700, 702);
+	set_soft(700, 700, "3\n");
+	mgr_on_exec(&mgr, 700);
+	CHECK_STR(soft_of(700, 700), "1\n");
+	CHECK(mgr_lookup(&mgr, 700)->nhand == 0 && mgr.nhand_procs == 1);
+
+	/* SIGUSR1: re-adopt everything. */
+	CHECK(mgr_readopt(&mgr) == 1);
+	CHECK(mgr_scan_finish(&mgr) == 0);
+	CHECK_STR(soft_of(710, 710), "1\n");
+	CHECK(mgr.nhand_procs == 0);
+
+	/* A removed rule lets hand-managed processes go as they are. */
+	set_soft(710, 710, "3\n");
+	mgr_scan(&mgr);
+	c3 = load("rules = ( { name = \"other\"; comm = \"zzz\"; "
+		  "cpus = \"1\"; } );",
+		  err, sizeof(err));
+	CHECK(mgr_reload(&mgr, c3) == 0 && mgr_scan_finish(&mgr) == 0);
+	CHECK(mgr.count == 0 && mgr.nhand_procs == 0);
+	CHECK_STR(soft_of(710, 710), "3\n");
+	CHECK_STR(soft_of(700, 700), "0-3\n");
+	config_free(c2);
+	mgr_done(&mgr);
+	config_free(c3);
+	aff_write = write_file;
+}
+
+static unsigned int ticks;
+
+static void count_tick(void *ud)
+{
+	(void)ud;
+	ticks++;
+}
+
+static void test_manager_slices(void)
+{
+	struct config *c;
+	int steps = 0, r;
+
+	fixture_reset();
+	aff_write = fake_write;
+	fake_err = 0;
+	for (int p = 800; p < 1100; p++)
+		mktask(p, p, p % 3 ? "rest" : "app", (unsigned)p, 0, "0-3",
+		       "0-3\n");
+	c = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
+		      "cpus = \"0\"; } );");
+	if (!c)
+		return;
+	mgr.tick = count_tick;
+	ticks = 0;
+	/* A deadline already past: one pid per step, then back to the loop. */
+	CHECK(mgr_scan_start(&mgr, SCAN_FULL) == 0);
+	while ((r = mgr_scan_step(&mgr, 0)) == 0)
+		steps++;
+	CHECK(r == 1 && !mgr_scan_busy(&mgr));
+	CHECK(steps >= 299);
+	CHECK(mgr.count == 100 && mgr.others.count == 200);
+	CHECK(ticks == 0); /* one pid per step: never 64 in a row */
+	CHECK(mgr_scan(&mgr) == 0);
+	CHECK(ticks >= 4); /* 300 pids in one go */
+
+	/*
+	 * LIGHT trusts what it knows: a comm change without an event is
+	 * not read, a new pid is; ATTRS re-reads and finds the change.
+	 */
+	mktask(802, 802, "app", 802, 0, "0-3", "0-3\n");
+	mktask(1200, 1200, "app", 1200, 0, "0-3", "0-3\n");
+	CHECK(mgr_scan_start(&mgr, SCAN_LIGHT) == 0 &&
+	      mgr_scan_finish(&mgr) == 0);
+	CHECK(mgr_lookup(&mgr, 802) == NULL);
+	CHECK_STR(soft_of(1200, 1200), "0\n");
+	CHECK(mgr_scan_start(&mgr, SCAN_ATTRS) == 0 &&
+	      mgr_scan_finish(&mgr) == 0);
+	CHECK_STR(soft_of(802, 802), "0\n");
+	/* ATTRS and LIGHT leave the threads of known processes alone. */
+	mktask(802, 1250, "app", 802, 0, "0-3", "0-3\n");
+	CHECK(mgr_scan_start(&mgr, SCAN_ATTRS) == 0 &&
+	      mgr_scan_finish(&mgr) == 0);
+	CHECK_STR(soft_of(802, 1250), "0-3\n");
+	/* NEW reads only the threads not met before. */
+	fake_writes = 0;
+	CHECK(mgr_scan_start(&mgr, SCAN_NEW) == 0 &&
+	      mgr_scan_finish(&mgr) == 0);
+	CHECK_STR(soft_of(802, 1250), "0\n");
+	CHECK(fake_writes == 1);
+	/* Exits are noticed by every kind; children of others are known. */
+	mgr_on_fork(&mgr, 803, 1300, 1300);
+	CHECK(mgr.count == 102 && mgr.others.count == 200);
+	rm_task(1200, 1200);
+	{
+		char cmd[PATH_MAX + 16];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s/1200", proc);
+		CHECK(system(cmd) == 0);
+	}
+	CHECK(mgr_scan_start(&mgr, SCAN_LIGHT) == 0 &&
+	      mgr_scan_finish(&mgr) == 0);
+	CHECK(mgr_lookup(&mgr, 1200) == NULL && mgr.count == 101);
+	CHECK(mgr.others.count == 199); /* 1300 never showed up */
+
+	/* A reload in the middle of a scan starts over. */
+	CHECK(mgr_scan_start(&mgr, SCAN_FULL) == 0);
+	CHECK(mgr_scan_step(&mgr, 0) == 0);
+	CHECK(mgr_reload(&mgr, c) == 0 && mgr_scan_busy(&mgr));
+	CHECK(mgr_scan_finish(&mgr) == 0 && mgr.count == 101);
+	mgr_done(&mgr);
+	config_free(c);
+	aff_write = write_file;
+}
+
 static void test_sampler(void)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
@@ -1278,6 +1534,9 @@ int main(void)
 	RUN(test_manager_errors, "EPERM/EINVAL/ESRCH warn-once policy");
 	RUN(test_manager_reload, "reload restores changed/removed rules");
 	RUN(test_manager_many, "2000 processes, table grows and shrinks");
+	RUN(test_aff_decide, "claims: adopt, new thread, ours; restore");
+	RUN(test_manager_hand, "hand-set masks: kept, listed, exec, re-adopt");
+	RUN(test_manager_slices, "scans in slices; LIGHT, ATTRS, NEW kinds");
 	RUN(test_sampler, "per-CPU and per-node utilization");
 	RUN(test_control, "controller: soften, harden, no oscillation");
 	RUN(test_write_order, "sysctl write order never invalid");
