@@ -153,16 +153,18 @@ echo 0-3 > "$P/4242/task/4243/soft_affinity_list"
 echo 100 > "$P/sys/kernel/sched_allowed"
 echo 1 > "$P/sys/kernel/sched_preferred"
 
+# daemon_conf FILE RATIO RULES: a config with the short periods every
+# long-running daemon below uses.
+daemon_conf() {
+	printf 'rescan_ms = 500;\ninterval_ms = 100;\nratio = %s;\nrules = ( %s );\n' \
+		"$2" "$3" > "$1"
+}
+FIXED='{ mode = "fixed"; allowed = 50; preferred = 1; }'
+D0='{ name = "d0"; comm = "softaff-demo0*"; nodes = [0]; }'
+
 # The long-running daemon: start, status, reload, bad reload, stop.
-cat > "$WORK/d.conf" <<CONF
-rescan_ms = 500;
-interval_ms = 100;
-ratio = { mode = "fixed"; allowed = 50; preferred = 1; };
-rules = (
-	{ name = "d0"; comm = "softaff-demo0*"; nodes = [0]; },
-	{ name = "d1"; comm = "softaff-demo1"; nodes = [1]; }
-);
-CONF
+daemon_conf "$WORK/d.conf" "$FIXED" \
+	"$D0, { name = \"d1\"; comm = \"softaff-demo1\"; nodes = [1]; }"
 wait_for() { # up to 10 s; generous for a loaded build machine
 	i=0
 	while [ $i -lt 100 ]; do
@@ -214,12 +216,8 @@ check "daemon: rescan finds a new process" \
 echo 3 > "$P/4250/task/4250/soft_affinity_list"
 
 # Reload: d0 changes target, d1 removed.
-cat > "$WORK/d.conf" <<CONF
-rescan_ms = 500;
-interval_ms = 100;
-ratio = { mode = "fixed"; allowed = 50; preferred = 1; };
-rules = ( { name = "d0"; comm = "softaff-demo0*"; nodes = [1]; } );
-CONF
+daemon_conf "$WORK/d.conf" "$FIXED" \
+	'{ name = "d0"; comm = "softaff-demo0*"; nodes = [1]; }'
 kill -HUP $DPID
 check "daemon: SIGHUP applies the changed rule" \
 	wait_for "[ \"\$(cat $P/4242/task/4243/soft_affinity_list)\" = 2-3 ]"
@@ -237,12 +235,7 @@ check "daemon: bad reload logs file:line and keeps running" \
 check "daemon: still alive after bad reload" kill -0 $DPID
 
 # CPU 1 leaves node 0: a reload re-reads the topology.
-cat > "$WORK/d.conf" <<CONF
-rescan_ms = 500;
-interval_ms = 100;
-ratio = { mode = "fixed"; allowed = 50; preferred = 1; };
-rules = ( { name = "d0"; comm = "softaff-demo0*"; nodes = [0]; } );
-CONF
+daemon_conf "$WORK/d.conf" "$FIXED" "$D0"
 echo 0 > "$WORK/sys/devices/system/node/node0/cpulist"
 kill -HUP $DPID
 check "daemon: SIGHUP re-reads the NUMA topology" \
@@ -351,12 +344,8 @@ wait $SWPID
 # 4250 (rule h1, unchanged by every reload below) gets masks by hand: they
 # must survive reloads and stop; SIGUSR1 re-adopts.
 echo 0-3 > "$P/4250/task/4250/soft_affinity_list"
-cat > "$WORK/h.conf" <<CONF
-rescan_ms = 500;
-interval_ms = 100;
-ratio = { mode = "off"; };
-rules = ( { name = "h1"; comm = "softaff-demo1"; nodes = [1]; } );
-CONF
+daemon_conf "$WORK/h.conf" '{ mode = "off"; }' \
+	'{ name = "h1"; comm = "softaff-demo1"; nodes = [1]; }'
 : > "$WORK/hlog"
 "$SAN" -c "$WORK/h.conf" --sys-root "$CONFDIR/sys" --proc-root "$P" \
 	--run-dir "$RUN" > /dev/null 2>> "$WORK/hlog" &
@@ -402,13 +391,8 @@ if [ -n "$NOTIFY" ]; then
 	cp "$P/self/soft_affinity" "$P/stat" "$S/"
 	mv "$S/soft_affinity" "$S/self/"
 	python3 "$HERE/tests/mkfakeproc.py" "$S" 10000 2000 softaff-demo0 1
-	cat > "$WORK/s.conf" <<CONF
-rescan_ms = 500;
-interval_ms = 100;
-ratio = { mode = "off"; };
-rules = ( { name = "d0"; comm = "softaff-demo0*"; nodes = [0]; } );
-CONF
-	WD=600000
+	daemon_conf "$WORK/s.conf" '{ mode = "off"; }' "$D0"
+	WD=1000000
 	python3 "$HERE/tests/notify-listen.py" "$WORK/s.sock" \
 		"$WORK/snotify" 60 "$WORK/stimes" &
 	SNPID=$!

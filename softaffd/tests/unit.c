@@ -946,41 +946,41 @@ static void test_manager_many(void)
 
 static void test_aff_decide(void)
 {
+	/* Rule target 0-1 throughout. */
+	static const struct {
+		const char *hard, *soft;
+		enum aff_claim claim;
+		enum aff_result want;
+	} cases[] = {
+		/* Soft affinity off: every claim may take it ... */
+		{"0-3", "0-3", AFF_ADOPT, AFF_WRITTEN},
+		{"0-3", "0-3", AFF_NEW, AFF_WRITTEN},
+		/* ... but on a thread we set, "off" was someone's choice. */
+		{"0-3", "0-3", AFF_OURS, AFF_FOREIGN},
+		/* Another mask: only adoption overwrites it. */
+		{"0-3", "3", AFF_ADOPT, AFF_WRITTEN},
+		{"0-3", "3", AFF_NEW, AFF_FOREIGN},
+		{"0-3", "3", AFF_OURS, AFF_FOREIGN},
+		/* Already what the rule wants, whatever the claim. */
+		{"0-3", "0-1", AFF_OURS, AFF_UNCHANGED},
+		{"0-3", "0-1", AFF_NEW, AFF_UNCHANGED},
+		/* A shrunk hard mask: the kernel shows target & hard. */
+		{"1-3", "1", AFF_OURS, AFF_UNCHANGED},
+		{"2-3", "2-3", AFF_OURS, AFF_EMPTY},
+	};
 	struct cpuset hard, soft, target, want;
 
-	cpuset_parse_list("0-3", &hard);
 	cpuset_parse_list("0-1", &target);
-	/* Soft affinity off: every claim may take it ... */
-	soft = hard;
-	CHECK(aff_decide(&hard, &soft, &target, AFF_ADOPT, &want) ==
-	      AFF_WRITTEN);
-	CHECK(aff_decide(&hard, &soft, &target, AFF_NEW, &want) ==
-	      AFF_WRITTEN);
-	/* ... except a thread we had set: then "off" was someone's choice. */
-	CHECK(aff_decide(&hard, &soft, &target, AFF_OURS, &want) ==
-	      AFF_FOREIGN);
-	/* Another mask: only adoption overwrites it. */
-	cpuset_parse_list("3", &soft);
-	CHECK(aff_decide(&hard, &soft, &target, AFF_ADOPT, &want) ==
-	      AFF_WRITTEN);
-	CHECK(aff_decide(&hard, &soft, &target, AFF_NEW, &want) ==
-	      AFF_FOREIGN);
-	CHECK(aff_decide(&hard, &soft, &target, AFF_OURS, &want) ==
-	      AFF_FOREIGN);
-	/* Already what the rule wants: nothing to do, whatever the claim. */
-	cpuset_parse_list("0-1", &soft);
-	CHECK(aff_decide(&hard, &soft, &target, AFF_OURS, &want) ==
-	      AFF_UNCHANGED);
-	CHECK(aff_decide(&hard, &soft, &target, AFF_NEW, &want) ==
-	      AFF_UNCHANGED);
-	/* The hard mask shrank: the kernel shows target & hard, still ours. */
-	cpuset_parse_list("1-3", &hard);
-	cpuset_parse_list("1", &soft);
-	CHECK(aff_decide(&hard, &soft, &target, AFF_OURS, &want) ==
-	      AFF_UNCHANGED);
-	cpuset_parse_list("2-3", &hard);
-	soft = hard;
-	CHECK(aff_decide(&hard, &soft, &target, AFF_OURS, &want) == AFF_EMPTY);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		cpuset_parse_list(cases[i].hard, &hard);
+		cpuset_parse_list(cases[i].soft, &soft);
+		if (aff_decide(&hard, &soft, &target, cases[i].claim, &want) !=
+		    cases[i].want) {
+			printf("# case %zu: hard %s soft %s\n", i,
+			       cases[i].hard, cases[i].soft);
+			CHECK(0);
+		}
+	}
 	/* Restore: ours -> write hard, off -> nothing, theirs -> leave. */
 	cpuset_parse_list("0-3", &hard);
 	cpuset_parse_list("0-1", &soft);
