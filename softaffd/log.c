@@ -5,8 +5,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <systemd/sd-daemon.h>
-
 #include "log.h"
 
 static int log_max = LOG_INFO;
@@ -54,12 +52,11 @@ static const char *const plain_prefix[] = {
 	[LOG_DEBUG] = "debug: ",
 };
 
-/* sd-daemon.h spells these as SD_ERR etc.; index by syslog priority. */
+/* journald's stream protocol: "<N>" with N the syslog priority. */
 static const char *const journal_prefix[] = {
-	[LOG_EMERG] = SD_EMERG,	    [LOG_ALERT] = SD_ALERT,
-	[LOG_CRIT] = SD_CRIT,	    [LOG_ERR] = SD_ERR,
-	[LOG_WARNING] = SD_WARNING, [LOG_NOTICE] = SD_NOTICE,
-	[LOG_INFO] = SD_INFO,	    [LOG_DEBUG] = SD_DEBUG,
+	[LOG_EMERG] = "<0>", [LOG_ALERT] = "<1>",   [LOG_CRIT] = "<2>",
+	[LOG_ERR] = "<3>",   [LOG_WARNING] = "<4>", [LOG_NOTICE] = "<5>",
+	[LOG_INFO] = "<6>",  [LOG_DEBUG] = "<7>",
 };
 
 void log_msg(int prio, const char *fmt, ...)

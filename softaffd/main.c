@@ -18,13 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <systemd/sd-daemon.h>
-
 #include "affinity.h"
 #include "config.h"
 #include "control.h"
 #include "log.h"
 #include "manager.h"
+#include "notify.h"
 #include "procconn.h"
 #include "sampler.h"
 #include "status.h"
@@ -329,14 +328,15 @@ static void notify_status(struct daemon *d, const char *ratio)
 	if (d->mgr.nhand_procs)
 		snprintf(hand, sizeof(hand), " (%zu hand-managed)",
 			 d->mgr.nhand_procs);
-	snprintf(s, sizeof(s), "STATUS=%zu processes%s under %u rules, %.64s%s%s",
+	snprintf(s, sizeof(s),
+		 "STATUS=%zu processes%s under %u rules, %.64s%s%s",
 		 d->mgr.count, hand, d->cfg->nrules, ratio,
 		 d->conn_fd >= 0 ? "" : ", rescan only",
 		 d->o->dry_run ? ", dry run" : "");
 	if (!strcmp(s, d->last_status))
 		return;
 	snprintf(d->last_status, sizeof(d->last_status), "%s", s);
-	sd_notify(0, s);
+	notify_send(s);
 }
 
 /* ---- watchdog ---- */
@@ -352,7 +352,7 @@ static void watchdog_kick(struct daemon *d, bool force)
 	if (!force && now - d->wd_last_ms < d->wd_period_ms)
 		return;
 	d->wd_last_ms = now;
-	sd_notify(0, "WATCHDOG=1");
+	notify_send("WATCHDOG=1");
 }
 
 /* The manager's hook inside long batches (scans, reload, restore). */
@@ -560,10 +560,9 @@ static void reload(struct daemon *d)
 	int r;
 
 	/* MONOTONIC_USEC: newer systemd wants it next to RELOADING=1. */
-	sd_notifyf(0,
-		   "RELOADING=1\nMONOTONIC_USEC=%llu\n"
-		   "STATUS=reloading configuration",
-		   (unsigned long long)now_ms() * 1000);
+	notify_sendf("RELOADING=1\nMONOTONIC_USEC=%llu\n"
+		     "STATUS=reloading configuration",
+		     (unsigned long long)now_ms() * 1000);
 	log_info("reloading %s", d->o->config);
 	if (ntopo) {
 		r = topology_load(d->o->roots.sys, ntopo);
@@ -616,7 +615,7 @@ out:
 	free(ntopo);
 	free(nutil);
 	publish(d);
-	sd_notify(0, "READY=1");
+	notify_send("READY=1");
 }
 
 static int add_fd(int epfd, int fd)
@@ -655,8 +654,7 @@ static void start_rescan(struct daemon *d)
 	int r;
 
 	if (d->conn_fd >= 0 && !d->events_lost)
-		kind = ++d->light_scans % ATTRS_EVERY ? SCAN_LIGHT
-						      : SCAN_ATTRS;
+		kind = ++d->light_scans % ATTRS_EVERY ? SCAN_LIGHT : SCAN_ATTRS;
 	d->rescan_pending = d->rescan_due = d->events_lost = false;
 	r = mgr_scan_start(&d->mgr, kind);
 	if (r < 0)
@@ -849,7 +847,8 @@ int main(int argc, char **argv)
 	 * timer in the loop, and from inside long batches such as the first
 	 * scan of a /proc with many thousand processes.
 	 */
-	if (!o.once && sd_watchdog_enabled(0, &d.watchdog_usec) > 0) {
+	d.watchdog_usec = o.once ? 0 : notify_watchdog_usec();
+	if (d.watchdog_usec) {
 		d.wd_period_ms = d.watchdog_usec / 2000 ? d.watchdog_usec / 2000
 							: 1;
 		d.wd_last_ms = now_ms();
@@ -895,10 +894,10 @@ int main(int argc, char **argv)
 		goto out_mgr;
 	}
 	publish(&d);
-	sd_notify(0, "READY=1");
+	notify_send("READY=1");
 	ret = run_loop(&d);
 
-	sd_notify(0, "STOPPING=1\nSTATUS=stopping");
+	notify_send("STOPPING=1\nSTATUS=stopping");
 	log_info("stopping");
 	if (d.cfg->restore_on_exit) {
 		mgr_restore_all(&d.mgr);

@@ -113,10 +113,9 @@ static void table_shrink(struct pidtable *t)
 		rehash(t, nb);
 }
 
-#define for_each_node(t, n, next)                                     \
-	for (size_t _i = 0; _i < (t)->nbuckets; _i++)                 \
-		for (n = (t)->buckets[_i]; n && ((next = n->next), 1); \
-		     n = next)
+#define for_each_node(t, n, next)                     \
+	for (size_t _i = 0; _i < (t)->nbuckets; _i++) \
+		for (n = (t)->buckets[_i]; n && ((next = n->next), 1); n = next)
 
 static struct managed *as_managed(struct pidnode *n)
 {
@@ -217,8 +216,8 @@ static void drop(struct mgr *m, struct managed *e)
 }
 
 /* Per-rule counters for @cfg, zeroed; both or neither are allocated. */
-static int alloc_rule_arrays(const struct config *cfg,
-			     unsigned int **ret_count, bool **ret_warned)
+static int alloc_rule_arrays(const struct config *cfg, unsigned int **ret_count,
+			     bool **ret_warned)
 {
 	size_t n = cfg->nrules ? cfg->nrules : 1;
 	unsigned int *rc = calloc(n, sizeof(*rc));
@@ -423,9 +422,7 @@ static bool apply_one(struct mgr *m, struct managed *e, int tid)
 
 	if (t && t->hand)
 		return true;
-	claim = !(e->flags & M_ADOPTED) ? AFF_ADOPT
-		: t			? AFF_OURS
-					: AFF_NEW;
+	claim = !(e->flags & M_ADOPTED) ? AFF_ADOPT : t ? AFF_OURS : AFF_NEW;
 	res = aff_apply_thread(m->roots.proc, e->node.pid, tid, target_of(m, e),
 			       claim, m->dry_run, &err);
 	switch (res) {
@@ -795,9 +792,9 @@ static void scan_pid(struct mgr *m, int pid)
 	if (procfs_read_stat(m->roots.proc, pid, 0, &st) < 0)
 		return;
 	eval(m, pid, &st, false,
-	     m->scan_kind == SCAN_FULL	 ? WALK_ALL
+	     m->scan_kind == SCAN_FULL	? WALK_ALL
 	     : m->scan_kind == SCAN_NEW ? WALK_NEW
-					 : WALK_NONE);
+					: WALK_NONE);
 }
 
 /* Forget what the walk did not see: those processes have exited. */

@@ -79,7 +79,7 @@ struct mgr {
 	struct pidtable others; /* struct other */
 	size_t count;		/* == procs.count */
 	uint32_t gen;
-	uint64_t last_scan_ms; /* when the last scan ended */
+	uint64_t last_scan_ms;	  /* when the last scan ended */
 	unsigned int *rule_count; /* managed processes per rule */
 	bool *einval_warned;	  /* per rule */
 	size_t nhand_procs;	  /* managed processes with hand-set threads */

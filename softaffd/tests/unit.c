@@ -8,7 +8,9 @@
 #include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "affinity.h"
@@ -17,6 +19,7 @@
 #include "cpuset.h"
 #include "log.h"
 #include "manager.h"
+#include "notify.h"
 #include "procconn.h"
 #include "procfs.h"
 #include "rules.h"
@@ -600,58 +603,59 @@ static void test_affinity(void)
 
 	/* Plain apply, then the same again is skipped without a write. */
 	mktask(100, 100, "worker", 1, 0, "0-3", "0-3\n");
-	CHECK(aff_apply_thread(proc, 100, 100, &target, AFF_ADOPT, false, &err) ==
-	      AFF_WRITTEN);
+	CHECK(aff_apply_thread(proc, 100, 100, &target, AFF_ADOPT, false,
+			       &err) == AFF_WRITTEN);
 	CHECK_STR(soft_of(100, 100), "0-1\n");
 	CHECK(fake_writes == 1);
-	CHECK(aff_apply_thread(proc, 100, 100, &target, AFF_ADOPT, false, &err) ==
-	      AFF_UNCHANGED);
+	CHECK(aff_apply_thread(proc, 100, 100, &target, AFF_ADOPT, false,
+			       &err) == AFF_UNCHANGED);
 	CHECK(fake_writes == 1);
 
 	/* Target is intersected with the hard mask. */
 	mktask(101, 101, "w", 1, 0, "1-3", "1-3\n");
-	CHECK(aff_apply_thread(proc, 101, 101, &target, AFF_ADOPT, false, &err) ==
-	      AFF_WRITTEN);
+	CHECK(aff_apply_thread(proc, 101, 101, &target, AFF_ADOPT, false,
+			       &err) == AFF_WRITTEN);
 	CHECK_STR(soft_of(101, 101), "1\n");
 
 	/* Empty intersection: no write. */
 	mktask(102, 102, "w", 1, 0, "2-3", "2-3\n");
 	fake_writes = 0;
-	CHECK(aff_apply_thread(proc, 102, 102, &target, AFF_ADOPT, false, &err) ==
-	      AFF_EMPTY);
+	CHECK(aff_apply_thread(proc, 102, 102, &target, AFF_ADOPT, false,
+			       &err) == AFF_EMPTY);
 	CHECK(fake_writes == 0);
 
 	/* RT thread: skipped before the kernel has to say EINVAL. */
 	mktask(103, 103, "rt", 1, 1, "0-3", "0-3\n");
-	CHECK(aff_apply_thread(proc, 103, 103, &target, AFF_ADOPT, false, &err) == AFF_RT);
+	CHECK(aff_apply_thread(proc, 103, 103, &target, AFF_ADOPT, false,
+			       &err) == AFF_RT);
 	CHECK(fake_writes == 0);
 
 	/* Dry run decides but does not write. */
 	mktask(104, 104, "w", 1, 0, "0-3", "0-3\n");
-	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, true, &err) ==
-	      AFF_WRITTEN);
+	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, true,
+			       &err) == AFF_WRITTEN);
 	CHECK(fake_writes == 0);
 	CHECK_STR(soft_of(104, 104), "0-3\n");
 
 	/* Error classes from the write seam. */
 	fake_err = -EPERM;
-	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, false, &err) ==
-		      AFF_EPERM &&
+	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, false,
+			       &err) == AFF_EPERM &&
 	      err == -EPERM);
 	fake_err = -EINVAL;
-	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, false, &err) ==
-	      AFF_EINVAL);
+	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, false,
+			       &err) == AFF_EINVAL);
 	fake_err = -ESRCH;
-	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, false, &err) ==
-	      AFF_GONE);
+	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, false,
+			       &err) == AFF_GONE);
 	fake_err = -EIO;
-	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, false, &err) ==
-		      AFF_ERROR &&
+	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, false,
+			       &err) == AFF_ERROR &&
 	      err == -EIO);
 	fake_err = 0;
 	/* A thread that vanished: gone, silently. */
-	CHECK(aff_apply_thread(proc, 104, 999, &target, AFF_ADOPT, false, &err) ==
-	      AFF_GONE);
+	CHECK(aff_apply_thread(proc, 104, 999, &target, AFF_ADOPT, false,
+			       &err) == AFF_GONE);
 	CHECK(aff_classify(-ENOENT) == AFF_GONE);
 	CHECK(aff_classify(-EACCES) == AFF_EPERM);
 
@@ -1506,6 +1510,52 @@ static void test_util(void)
 	CHECK(access(path, F_OK) < 0);
 }
 
+static void test_notify(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char name[64], buf[64], pid[32];
+	socklen_t len;
+	ssize_t n;
+	int fd;
+
+	/* The watchdog period, for this process only. */
+	unsetenv("WATCHDOG_PID");
+	setenv("WATCHDOG_USEC", "200000", 1);
+	CHECK(notify_watchdog_usec() == 200000);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	setenv("WATCHDOG_PID", pid, 1);
+	CHECK(notify_watchdog_usec() == 200000);
+	setenv("WATCHDOG_PID", "1", 1);
+	CHECK(notify_watchdog_usec() == 0);
+	unsetenv("WATCHDOG_PID");
+	setenv("WATCHDOG_USEC", "x", 1);
+	CHECK(notify_watchdog_usec() == 0);
+	unsetenv("WATCHDOG_USEC");
+	CHECK(notify_watchdog_usec() == 0);
+
+	/* Not under systemd: nothing to do, no error. */
+	unsetenv("NOTIFY_SOCKET");
+	CHECK(notify_send("READY=1") == 0);
+	setenv("NOTIFY_SOCKET", "relative", 1);
+	CHECK(notify_send("READY=1") < 0);
+	/* An abstract socket, "@name". */
+	snprintf(name, sizeof(name), "@softaffd-unit-%d", (int)getpid());
+	memcpy(sa.sun_path, name, strlen(name));
+	sa.sun_path[0] = '\0';
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+			  strlen(name));
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&sa, len) == 0);
+	setenv("NOTIFY_SOCKET", name, 1);
+	CHECK(notify_sendf("STATUS=%d processes", 3) == 0);
+	n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+	CHECK(n == 18);
+	buf[n > 0 ? n : 0] = '\0';
+	CHECK_STR(buf, "STATUS=3 processes");
+	unsetenv("NOTIFY_SOCKET");
+	close(fd);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -1542,6 +1592,7 @@ int main(void)
 	RUN(test_write_order, "sysctl write order never invalid");
 	RUN(test_procconn_parse, "proc connector message decoding");
 	RUN(test_util, "helpers, atomic status write");
+	RUN(test_notify, "sd_notify protocol, watchdog period");
 
 	nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 	return t_failed_checks ? 1 : 0;
