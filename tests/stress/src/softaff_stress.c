@@ -19,8 +19,9 @@
  *
  * and checked by:
  *
- *   checker    for every target thread: the preferred mask lies within the
- *              hard mask, and a running thread is on a CPU of its hard
+ *   checker    for every target thread (and, in a second thread, every
+ *              user thread in the system): the preferred mask lies within
+ *              the hard mask, and a running thread is on a CPU of its hard
  *              mask.  /proc/PID/status is read without the task's locks,
  *              so a suspect sample must repeat, identical, over 100 ms
  *              before it counts as a violation (transients are counted).
@@ -1009,12 +1010,61 @@ static void check_thread(pid_t pid, pid_t tid)
 	}
 }
 
+/* PF_KTHREAD in stat field 9 (flags): 7 fields after the ')' of comm. */
+static bool is_kthread(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	int field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return true;	/* gone: skip */
+	p = strrchr(buf, ')');
+	for (field = 2; p && field < 9; field++) {
+		p = strchr(p + 1, ' ');
+	}
+	return !p || (strtoul(p + 1, NULL, 10) & 0x00200000);
+}
+
+/*
+ * Every user task in the system, not only the targets: forked children,
+ * taskset and systemctl, softaffd, systemd.  Kernel threads are left out:
+ * per-CPU ones are parked, not moved, while their CPU is offline.
+ */
+static void sweep(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	while (d && !stop && (de = readdir(d))) {
+		pid_t pid, tids[MAX_TIDS];
+		int n, j;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = atoi(de->d_name);
+		if (is_kthread(pid))
+			continue;
+		n = list_tids(pid, tids, MAX_TIDS);
+		for (j = 0; j < n && !stop; j++)
+			check_thread(pid, tids[j]);
+	}
+	if (d)
+		closedir(d);
+}
+
 static void *checker(void *arg)
 {
-	(void)arg;
+	bool sweeper = !((uintptr_t)arg & 1);
+
 	while (!stop) {
 		int i;
 
+		if (sweeper) {
+			sweep();
+			sleep_us(10000);
+			continue;
+		}
 		for (i = 0; i < ntargets && !stop; i++) {
 			pid_t tids[MAX_TIDS];
 			int n = list_tids(targets[i].pid, tids, MAX_TIDS), j;
@@ -1022,8 +1072,6 @@ static void *checker(void *arg)
 			for (j = 0; j < n && !stop; j++)
 				check_thread(targets[i].pid, tids[j]);
 		}
-		/* softaffd's own threads and PID 1 too: anything goes. */
-		check_thread(1, 1);
 		sleep_us(2000);
 	}
 	return NULL;
