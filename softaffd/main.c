@@ -48,8 +48,9 @@
 #define SLICE_MS 20
 /*
  * With a working connector, every this many periodic rescans re-reads
- * the attributes that change without an event (cgroup, command line);
- * the others only look for pids nobody told us about.
+ * the attributes that change without an event (cgroup, command line)
+ * if a rule matches on them; the others only look for pids nobody told
+ * us about.
  */
 #define ATTRS_EVERY 6
 
@@ -653,8 +654,13 @@ static void start_rescan(struct daemon *d)
 	enum mgr_scan_kind kind = SCAN_NEW;
 	int r;
 
-	if (d->conn_fd >= 0 && !d->events_lost)
-		kind = ++d->light_scans % ATTRS_EVERY ? SCAN_LIGHT : SCAN_ATTRS;
+	if (d->conn_fd >= 0 && !d->events_lost) {
+		bool attrs = d->cfg->needs & (NEED_CGROUP | NEED_CMDLINE);
+
+		kind = SCAN_LIGHT;
+		if (attrs && ++d->light_scans % ATTRS_EVERY == 0)
+			kind = SCAN_ATTRS;
+	}
 	d->rescan_pending = d->rescan_due = d->events_lost = false;
 	r = mgr_scan_start(&d->mgr, kind);
 	if (r < 0)

@@ -422,7 +422,10 @@ static bool apply_one(struct mgr *m, struct managed *e, int tid)
 
 	if (t && t->hand)
 		return true;
-	claim = !(e->flags & M_ADOPTED) ? AFF_ADOPT : t ? AFF_OURS : AFF_NEW;
+	/* A dry run never takes a mask, so it has none to lose either. */
+	claim = m->dry_run || !(e->flags & M_ADOPTED) ? AFF_ADOPT
+		: t				      ? AFF_OURS
+						      : AFF_NEW;
 	res = aff_apply_thread(m->roots.proc, e->node.pid, tid, target_of(m, e),
 			       claim, m->dry_run, &err);
 	switch (res) {

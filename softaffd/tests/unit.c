@@ -1115,6 +1115,25 @@ static void test_manager_hand(void)
 	CHECK_STR(soft_of(700, 700), "0-3\n");
 	config_free(c2);
 	mgr_done(&mgr);
+
+	/* A dry run writes nothing, so it must not see hand-set masks. */
+	{
+		struct roots r;
+
+		snprintf(r.proc, sizeof(r.proc), "%s", proc);
+		snprintf(r.sys, sizeof(r.sys), "%s", sys);
+		snprintf(r.run, sizeof(r.run), "%s/run", tmp);
+		c2 = load("rules = ( { name = \"app\"; comm = \"app\"; "
+			  "cpus = \"0\"; } );",
+			  err, sizeof(err));
+		mgr_init(&mgr, &r, c2, &topo, true);
+		fake_writes = 0;
+		CHECK(mgr_scan(&mgr) == 0 && mgr_scan(&mgr) == 0);
+		CHECK(mgr.count == 2 && mgr.nhand_procs == 0);
+		CHECK(fake_writes == 0);
+		mgr_done(&mgr);
+		config_free(c2);
+	}
 	config_free(c3);
 	aff_write = write_file;
 }
