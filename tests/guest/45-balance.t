@@ -161,7 +161,7 @@ mspill=$(kv nr_migrations_soft_spill "$tmp/spill") wspill=$(kv nr_wakeups_soft_s
 ge "${mspill:-0}" 2
 check $? "counters: the balancer spilled them (nr_migrations_soft_spill $mspill >= 2; wakeup spills $wspill)"
 runtime_share=$(awk -v o="$(kv soft_outside_runtime "$tmp/spill")" -v t="$(kv se.sum_exec_runtime "$tmp/spill")" \
-	'BEGIN { printf "%.1f", t > 0 ? 100 * o / t : -1 }')
+	'BEGIN { printf "%.1f", (t > 0 ? 100 * o / t : -1) }')
 diff=$(awk -v a="$runtime_share" -v b="$share" 'BEGIN { d = a - b; printf "%.1f", d < 0 ? -d : d }')
 le "$diff" 20
 check $? "counters: soft_outside_runtime is ${runtime_share}% of runtime, sampled ${share}% (within 20 points)"
@@ -175,7 +175,7 @@ share=$(kv share "$tmp/respect")
 ge "${share:-0}" 95
 check $? "respect: ${share}% of samples in P at 100:1 with $(kv churn_threads "$tmp/respect") churning threads (>= 95%)"
 runtime_share=$(awk -v o="$(kv soft_outside_runtime "$tmp/respect")" -v t="$(kv se.sum_exec_runtime "$tmp/respect")" \
-	'BEGIN { printf "%.1f", t > 0 ? 100 * o / t : -1 }')
+	'BEGIN { printf "%.1f", (t > 0 ? 100 * o / t : -1) }')
 le "$runtime_share" 5
 check $? "counters: soft_outside_runtime ${runtime_share}% of the workers' runtime (<= 5%), nr_failed_migrations_soft $(kv nr_failed_migrations_soft "$tmp/respect")"
 
