@@ -82,7 +82,7 @@ static void decode(const void *data, size_t len,
 		   int *count)
 {
 	struct pc_event e = {PC_NONE, 0, 0, 0};
-	size_t need = offsetof(struct proc_event, event_data);
+	size_t need = offsetof(struct proc_event, event_data), size;
 	struct proc_event evbuf, *ev = &evbuf;
 
 	if (len < need)
@@ -93,51 +93,48 @@ static void decode(const void *data, size_t len,
 	 */
 	memset(&evbuf, 0, sizeof(evbuf));
 	memcpy(&evbuf, data, len < sizeof(evbuf) ? len : sizeof(evbuf));
+	/*
+	 * Each case names its member of event_data and the fields that
+	 * matter; evbuf is zero beyond len, and the one length check below
+	 * drops an event whose member was cut short.
+	 */
 	switch (ev->what) {
 	case PROC_EVENT_FORK:
-		need += sizeof(ev->event_data.fork);
-		if (len < need)
-			return;
 		e.kind = PC_FORK;
+		size = sizeof(ev->event_data.fork);
 		e.pid = ev->event_data.fork.child_pid;
 		e.tgid = ev->event_data.fork.child_tgid;
 		e.parent_tgid = ev->event_data.fork.parent_tgid;
 		break;
 	case PROC_EVENT_EXEC:
-		need += sizeof(ev->event_data.exec);
-		if (len < need)
-			return;
 		e.kind = PC_EXEC;
+		size = sizeof(ev->event_data.exec);
 		e.pid = ev->event_data.exec.process_pid;
 		e.tgid = ev->event_data.exec.process_tgid;
 		break;
 	case PROC_EVENT_COMM:
-		need += sizeof(ev->event_data.comm);
-		if (len < need)
-			return;
 		e.kind = PC_COMM;
+		size = sizeof(ev->event_data.comm);
 		e.pid = ev->event_data.comm.process_pid;
 		e.tgid = ev->event_data.comm.process_tgid;
 		break;
 	case PROC_EVENT_UID:
-		need += sizeof(ev->event_data.id);
-		if (len < need)
-			return;
 		e.kind = PC_UID;
+		size = sizeof(ev->event_data.id);
 		e.pid = ev->event_data.id.process_pid;
 		e.tgid = ev->event_data.id.process_tgid;
 		break;
 	case PROC_EVENT_EXIT:
-		need += sizeof(ev->event_data.exit);
-		if (len < need)
-			return;
 		e.kind = PC_EXIT;
+		size = sizeof(ev->event_data.exit);
 		e.pid = ev->event_data.exit.process_pid;
 		e.tgid = ev->event_data.exit.process_tgid;
 		break;
 	default:
 		return;
 	}
+	if (len < need + size)
+		return;
 	if (e.pid <= 0 || e.tgid <= 0)
 		return;
 	cb(&e, ud);
