@@ -5,12 +5,19 @@
 #   tests/idle-cost.sh [SECONDS] [BINARY]     (from softaffd/, after make)
 #
 # The fake /proc holds 1000 processes: 200 matching ones with 4 threads
-# each and 800 others, under the shipped rescan and sample periods.
+# each and 800 others, under the shipped rescan and sample periods
+# (RESCAN_MS, INTERVAL_MS override them).  As root the daemon also hears
+# every exec, fork and exit of the host through the proc connector: run
+# a second copy with RESCAN_MS=3600000 INTERVAL_MS=60000 alongside, and
+# the difference is the periodic work alone.  WRAP="unshare -n" cuts the
+# connector off (rescan-only mode).
 SECS=${1:-60}
 BIN=${2:-build/softaffd}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/softaffd-idle-XXXXXX")
-trap 'kill $DPID 2> /dev/null; rm -rf "$W"' EXIT
+# The status file is rewritten every interval: on tmpfs, as /run is.
+RUN=$(mktemp -d /dev/shm/softaffd-idle-XXXXXX 2> /dev/null || echo "$W/run")
+trap 'kill $DPID 2> /dev/null; rm -rf "$W" "$RUN"' EXIT
 P=$W/proc
 mkdir -p "$P/self" "$P/sys/kernel"
 echo f > "$P/self/soft_affinity"
@@ -19,35 +26,40 @@ echo 1 > "$P/sys/kernel/sched_preferred"
 printf 'cpu0 10 0 0 10 0 0 0 0 0 0\ncpu1 10 0 0 10 0 0 0 0 0 0\ncpu2 10 0 0 10 0 0 0 0 0 0\ncpu3 10 0 0 10 0 0 0 0 0 0\n' > "$P/stat"
 python3 "$HERE/tests/mkfakeproc.py" "$P" 10000 200 softaff-demo0 4 || exit 1
 python3 "$HERE/tests/mkfakeproc.py" "$P" 20000 800 other 1 || exit 1
+# RULES=comm: rules on comm only, like the shipped file; otherwise also
+# rules on cmdline and cgroup, which change without an event and so are
+# re-read by every sixth rescan.
+MORE=',
+	{ name = "web"; cmdline = "^nginx: worker"; nodes = [1]; },
+	{ name = "db"; cgroup = "/system.slice/db.service"; nodes = [1]; }'
+[ "${RULES:-}" = comm ] && MORE=
 cat > "$W/c.conf" << CONF
-interval_ms = 1000;
-rescan_ms = 10000;
+interval_ms = ${INTERVAL_MS:-1000};
+rescan_ms = ${RESCAN_MS:-10000};
 ratio = { mode = "adaptive"; };
 rules = (
-	{ name = "d0"; comm = "softaff-demo0*"; nodes = [0]; },
-	{ name = "web"; cmdline = "^nginx: worker"; nodes = [1]; },
-	{ name = "db"; cgroup = "/system.slice/db.service"; nodes = [1]; }
+	{ name = "d0"; comm = "softaff-demo0*"; nodes = [0]; }$MORE
 );
 CONF
 ${WRAP:-} "$BIN" -c "$W/c.conf" --sys-root "$HERE/../tests/conf/sys" --proc-root "$P" \
-	--run-dir "$W/run" 2> "$W/log" &
+	--run-dir "$RUN" 2> "$W/log" &
 DPID=$!
 i=0
-until [ -f "$W/run/status" ] || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+until [ -f "$RUN/status" ] || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 2 # past the first apply
 # schedstat: nanoseconds on a CPU; utime/stime ticks are too coarse.
 t0=$(cut -d' ' -f1 /proc/$DPID/schedstat)
-e0=$(sed -n 's/^counters.* events=\([0-9]*\).*/\1/p' "$W/run/status")
+e0=$(sed -n 's/^counters.* events=\([0-9]*\).*/\1/p' "$RUN/status")
 n0=$(date +%s%N)
 sleep "$SECS"
 t1=$(cut -d' ' -f1 /proc/$DPID/schedstat)
 n1=$(date +%s%N)
-e1=$(sed -n 's/^counters.* events=\([0-9]*\).*/\1/p' "$W/run/status")
+e1=$(sed -n 's/^counters.* events=\([0-9]*\).*/\1/p' "$RUN/status")
 hwm=$(sed -n 's/^VmHWM:[[:space:]]*//p' /proc/$DPID/status)
 rss=$(sed -n 's/^VmRSS:[[:space:]]*//p' /proc/$DPID/status)
 us=$(( (t1 - t0) / 1000 ))
 wall=$(( (n1 - n0) / 1000000 ))
-echo "processes $(grep -c . "$W/run/status" > /dev/null; sed -n 's/^processes //p' "$W/run/status") managed of 1000"
+echo "processes $(sed -n 's/^processes //p' "$RUN/status") managed of 1000"
 echo "cpu ${us} us in ${wall} ms = $(awk "BEGIN { printf \"%.4f\", $us / 10 / $wall }")% of one CPU; $((e1 - e0)) connector events meanwhile"
 echo "VmHWM $hwm VmRSS $rss"
 grep -m1 -E "connector" "$W/log"
