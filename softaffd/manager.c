@@ -202,7 +202,7 @@ static void forget_threads(struct mgr *m, struct managed *e)
 		m->nhand_procs--;
 	free(e->threads);
 	e->threads = NULL;
-	e->nthreads = 0;
+	e->nthreads = e->cap = 0;
 	e->nhand = 0;
 }
 
@@ -314,10 +314,16 @@ static void remember_thread(struct mgr *m, struct managed *e, int tid,
 		t->hand = hand;
 		return;
 	}
-	n = realloc(e->threads, (e->nthreads + 1) * sizeof(*n));
-	if (!n)
-		return; /* then it counts as new next time: no harm */
-	e->threads = n;
+	if (e->nthreads == e->cap) {
+		unsigned int nc = e->cap ? e->cap * 2 : 4;
+
+		n = realloc(e->threads, nc * sizeof(*n));
+		if (!n)
+			return; /* then it counts as new next time: no harm */
+		e->threads = n;
+		e->cap = nc;
+	}
+	n = e->threads;
 	for (i = e->nthreads; i > 0 && n[i - 1].tid > tid; i--)
 		n[i] = n[i - 1];
 	n[i].tid = tid;

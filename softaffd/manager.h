@@ -34,7 +34,7 @@ struct managed {
 	unsigned int flags;
 	uint32_t seen;		 /* scan generation that last saw it */
 	struct mthread *threads; /* sorted by tid: those we set or left */
-	unsigned int nthreads, nhand;
+	unsigned int nthreads, cap, nhand;
 };
 
 enum {

@@ -1213,6 +1213,23 @@ static void test_manager_slices(void)
 	CHECK(mgr_lookup(&mgr, 1200) == NULL && mgr.count == 101);
 	CHECK(mgr.others.count == 199); /* 1300 never showed up */
 
+	/* Many threads: all remembered, in order. */
+	for (int t = 1400; t < 1440; t++)
+		mktask(1400, t, "app", 1400, 0, "0-3", "0-3\n");
+	CHECK(mgr_scan(&mgr) == 0);
+	CHECK(mgr_lookup(&mgr, 1400) && mgr_lookup(&mgr, 1400)->nthreads == 40);
+	CHECK(mgr_lookup(&mgr, 1400)->threads[39].tid == 1439);
+	CHECK_STR(soft_of(1400, 1421), "0\n");
+	rm_task(1400, 1421);
+	mgr_on_exit(&mgr, 1421, 1400);
+	CHECK(mgr_lookup(&mgr, 1400)->nthreads == 39);
+	{
+		char cmd[PATH_MAX + 16];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s/1400", proc);
+		CHECK(system(cmd) == 0);
+	}
+
 	/* A reload in the middle of a scan starts over. */
 	CHECK(mgr_scan_start(&mgr, SCAN_FULL) == 0);
 	CHECK(mgr_scan_step(&mgr, 0) == 0);
