@@ -849,13 +849,15 @@ int main(int argc, char **argv)
 	sysctl_init(&d);
 	ctl_setup(&d);
 	/*
-	 * Ping at half the watchdog period, as systemd suggests: from a
-	 * timer in the loop, and from inside long batches such as the first
-	 * scan of a /proc with many thousand processes.
+	 * Ping every quarter of the watchdog period: systemd suggests half,
+	 * but a CPU-starved guest can stall the loop for seconds, and a
+	 * ping costs nothing.  From a timer in the loop, and from inside
+	 * long batches such as the first scan of a /proc with many
+	 * thousand processes.
 	 */
 	d.watchdog_usec = o.once ? 0 : notify_watchdog_usec();
 	if (d.watchdog_usec) {
-		d.wd_period_ms = d.watchdog_usec / 2000 ? d.watchdog_usec / 2000
+		d.wd_period_ms = d.watchdog_usec / 4000 ? d.watchdog_usec / 4000
 							: 1;
 		d.wd_last_ms = now_ms();
 	}
