@@ -67,6 +67,7 @@
 static int ncpus;		/* possible CPUs: masks are 0..ncpus-1 */
 static uint64_t all_mask;
 static volatile int stop;
+static double t0;		/* monotonic start, for messages */
 static bool verbose;
 static unsigned long seed;
 
@@ -671,6 +672,21 @@ static int run_quiet(char *const argv[])
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
+/* fork + exec @argv with its output on ours (to diagnose a failure). */
+static void run_loud(char *const argv[])
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+}
+
 static void *taskset_storm(void *arg)
 {
 	uint64_t s = seed * 41 + (uintptr_t)arg;
@@ -912,10 +928,22 @@ static void *softaffd_churn(void *arg)
 				 "softaffd", NULL };
 		int i;
 
-		if (run_quiet(argv) == 0)
+		int rc = run_quiet(argv);
+
+		if (rc == 0) {
 			count(restart ? C_softaffd_restarts : C_softaffd_reloads);
-		else
+		} else {
+			/* Say why: the unit's state and its last messages. */
+			char *status[] = { "sh", "-c",
+				"systemctl show -p ActiveState -p SubState -p Result -p NRestarts softaffd | tr '\\n' ' '; echo; "
+				"journalctl -u softaffd -n 6 --no-pager -o short-monotonic | sed 's/^/# softaffd: /'",
+				NULL };
+
 			count(C_softaffd_failed);
+			say("# systemctl %s softaffd: exit %d at %.0f s\n",
+			    argv[1], rc, now() - t0);
+			run_loud(status);
+		}
 		/* 2-6 s, in small steps so that stop is seen quickly */
 		for (i = 0; i < 20 + (int)rndn(&s, 40) && !stop; i++)
 			sleep_us(100000);
@@ -1368,6 +1396,7 @@ int main(int argc, char **argv)
 	say("seed %lu duration %d cpus %d targets %d\n", seed, duration, ncpus,
 	    ntgt);
 
+	t0 = now();
 	start_targets(ntgt);
 	/* Before hotplug starts: its hard masks are all CPUs and 0-1. */
 	owned_pid = start_owned();
