@@ -342,7 +342,7 @@ static void notify_status(struct daemon *d, const char *ratio)
 
 /* ---- watchdog ---- */
 
-/* Ping if half the watchdog period has passed (or force). */
+/* Ping if a ping period (a quarter of the watchdog's) has passed, or force. */
 static void watchdog_kick(struct daemon *d, bool force)
 {
 	uint64_t now;
