@@ -10,8 +10,11 @@
  *              /proc/PID/soft_affinity{,_list} and task/TID/..., including
  *              threads that are exiting (an fd kept open across the exit)
  *   setaff     sched_setaffinity() on random target threads
+ *   policy     target threads to SCHED_FIFO/RR for a few ms and back to
+ *              SCHED_OTHER, BATCH or IDLE
  *   taskset    fork + exec of taskset(1) on random targets
- *   cpuset     cgroup v2 cpuset.cpus edits and moves between two groups
+ *   cpuset     cgroup v2 cpuset.cpus edits and moves between two groups,
+ *              now and then a partition root (sched domains rebuilt)
  *   hotplug    CPUs 1..N-1 offline and online (never all of them)
  *   sysctl     sched_preferred / sched_allowed, valid and invalid values
  *   forker     fork, exec(/bin/true), thread storms in the children
@@ -80,6 +83,7 @@ static unsigned long seed;
 	X(setaffinity_ok) X(setaffinity_failed)		\
 	X(taskset_execs) X(taskset_failed)			\
 	X(cpuset_edits) X(cpuset_edits_failed) X(cpuset_moves)	\
+	X(cpuset_partitions) X(policy_changes) X(policy_failed)	\
 	X(hotplug_offline) X(hotplug_online) X(hotplug_failed)	\
 	X(sysctl_writes_ok) X(sysctl_writes_rejected)		\
 	X(forks) X(execs) X(threads_created)			\
@@ -649,6 +653,37 @@ static void *setaff(void *arg)
 	return NULL;
 }
 
+/*
+ * Policy churn: a target thread goes SCHED_FIFO or SCHED_RR for a few
+ * milliseconds (writes to it must fail meanwhile, and the scheduler must
+ * ignore its mask), then back to SCHED_OTHER, SCHED_BATCH or SCHED_IDLE.
+ */
+static void *policy_churn(void *arg)
+{
+	uint64_t s = seed * 71 + (uintptr_t)arg;
+	static const int fair[] = { SCHED_OTHER, SCHED_BATCH, SCHED_IDLE };
+
+	while (!stop) {
+		pid_t tid = random_tid(&s, random_target(&s));
+		struct sched_param rt = { .sched_priority = 1 }, fp = { 0 };
+
+		if (sched_setscheduler(tid, rndn(&s, 2) ? SCHED_FIFO : SCHED_RR,
+				       &rt)) {
+			count(C_policy_failed);
+			sleep_us(5000);
+			continue;
+		}
+		count(C_policy_changes);
+		sleep_us(1000 + rndn(&s, 10000));
+		if (sched_setscheduler(tid, fair[rndn(&s, 3)], &fp) == 0)
+			count(C_policy_changes);
+		else
+			count(C_policy_failed);	/* the thread exited */
+		sleep_us(rndn(&s, 20000));
+	}
+	return NULL;
+}
+
 /* fork + exec @argv with stdout/stderr to /dev/null; its exit status. */
 static int run_quiet(char *const argv[])
 {
@@ -723,7 +758,15 @@ static void *cpuset_editor(void *arg)
 		unsigned int r = rndn(&s, 100);
 		int err;
 
-		if (r < 30) {
+		if (r < 4) {
+			/* A partition root rebuilds the sched domains. */
+			snprintf(path, sizeof(path), "%s/cpuset.cpus.partition",
+				 cgroups[g]);
+			snprintf(val, sizeof(val), "%s",
+				 rndn(&s, 2) ? "root" : "member");
+			err = write_file(path, val, strlen(val));
+			count(err ? C_cpuset_edits_failed : C_cpuset_partitions);
+		} else if (r < 30) {
 			/* Move a target to a group: its threads' hard masks. */
 			snprintf(path, sizeof(path), "%s/cgroup.procs",
 				 cgroups[g]);
@@ -1349,6 +1392,7 @@ int main(int argc, char **argv)
 	} actors[] = {
 		{ writer, "writer", 3 },
 		{ setaff, "setaffinity", 1 },
+		{ policy_churn, "policy", 1 },
 		{ taskset_storm, "taskset", 1 },
 		{ cpuset_editor, "cpuset", 1 },
 		{ hotplug, "hotplug", 1 },
