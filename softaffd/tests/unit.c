@@ -186,6 +186,15 @@ static int fake_write(const char *path, const char *data, size_t len)
 	return 0;
 }
 
+/* An empty fixture tree, writes through the fake seam that succeeds. */
+static void fake_fixture(void)
+{
+	fixture_reset();
+	aff_write = fake_write;
+	fake_err = 0;
+	fake_writes = 0;
+}
+
 /* ---- tests ---- */
 
 static void test_cpuset_list(void)
@@ -595,10 +604,7 @@ static void test_affinity(void)
 	struct cpuset target;
 	int err;
 
-	fixture_reset();
-	aff_write = fake_write;
-	fake_err = 0;
-	fake_writes = 0;
+	fake_fixture();
 	cpuset_parse_list("0-1", &target);
 
 	/* Plain apply, then the same again is skipped without a write. */
@@ -685,7 +691,7 @@ static void test_affinity(void)
 
 static struct mgr mgr;
 
-static struct config *mgr_setup(const char *text)
+static struct config *mgr_setup_dry(const char *text, bool dry_run)
 {
 	struct roots r;
 	char err[512];
@@ -699,18 +705,20 @@ static struct config *mgr_setup(const char *text)
 	snprintf(r.proc, sizeof(r.proc), "%s", proc);
 	snprintf(r.sys, sizeof(r.sys), "%s", sys);
 	snprintf(r.run, sizeof(r.run), "%s/run", tmp);
-	mgr_init(&mgr, &r, c, &topo, false);
+	mgr_init(&mgr, &r, c, &topo, dry_run);
 	return c;
+}
+
+static struct config *mgr_setup(const char *text)
+{
+	return mgr_setup_dry(text, false);
 }
 
 static void test_manager_scan(void)
 {
 	struct config *c;
 
-	fixture_reset();
-	aff_write = fake_write;
-	fake_err = 0;
-	fake_writes = 0;
+	fake_fixture();
 	mktask(200, 200, "app one", 10, 0, "0-3", "0-3\n");
 	mktask(200, 201, "app one", 10, 0, "0-3", "0-3\n");
 	mktask(200, 202, "app one", 10, 1, "0-3", "0-3\n"); /* RT */
@@ -814,9 +822,7 @@ static void test_manager_errors(void)
 	struct config *c;
 	unsigned long warns;
 
-	fixture_reset();
-	aff_write = fake_write;
-	fake_writes = 0;
+	fake_fixture();
 	for (int p = 500; p < 505; p++)
 		mktask(p, p, "job", 1, 0, "0-3", "0-3\n");
 	mktask(500, 501, "job", 1, 0, "0-3", "0-3\n");
@@ -866,9 +872,7 @@ static void test_manager_reload(void)
 	struct config *c1, *c2, *c3;
 	char err[512];
 
-	fixture_reset();
-	aff_write = fake_write;
-	fake_err = 0;
+	fake_fixture();
 	mktask(600, 600, "keep", 1, 0, "0-3", "0-3\n");
 	mktask(601, 601, "change", 1, 0, "0-3", "0-3\n");
 	mktask(602, 602, "gone", 1, 0, "0-3", "0-3\n");
@@ -922,8 +926,7 @@ static void test_manager_many(void)
 	struct config *c;
 
 	/* Enough processes to exercise growing and shrinking the table. */
-	fixture_reset();
-	aff_write = fake_write;
+	fake_fixture();
 	for (int p = 1000; p < 3000; p++)
 		mktask(p, p, p % 2 ? "odd" : "even", (unsigned)p, 0, "0-3",
 		       "0-3\n");
@@ -1017,9 +1020,7 @@ static void test_manager_hand(void)
 	unsigned long infos;
 	char err[512];
 
-	fixture_reset();
-	aff_write = fake_write;
-	fake_err = 0;
+	fake_fixture();
 	mktask(700, 700, "app", 1, 0, "0-3", "0-3\n");
 	mktask(700, 701, "app", 1, 0, "0-3", "0-3\n");
 	mktask(710, 710, "app", 2, 0, "0-3", "0-3\n");
@@ -1117,23 +1118,15 @@ static void test_manager_hand(void)
 	mgr_done(&mgr);
 
 	/* A dry run writes nothing, so it must not see hand-set masks. */
-	{
-		struct roots r;
-
-		snprintf(r.proc, sizeof(r.proc), "%s", proc);
-		snprintf(r.sys, sizeof(r.sys), "%s", sys);
-		snprintf(r.run, sizeof(r.run), "%s/run", tmp);
-		c2 = load("rules = ( { name = \"app\"; comm = \"app\"; "
-			  "cpus = \"0\"; } );",
-			  err, sizeof(err));
-		mgr_init(&mgr, &r, c2, &topo, true);
-		fake_writes = 0;
-		CHECK(mgr_scan(&mgr) == 0 && mgr_scan(&mgr) == 0);
-		CHECK(mgr.count == 2 && mgr.nhand_procs == 0);
-		CHECK(fake_writes == 0);
-		mgr_done(&mgr);
-		config_free(c2);
-	}
+	c2 = mgr_setup_dry("rules = ( { name = \"app\"; comm = \"app\"; "
+			   "cpus = \"0\"; } );",
+			   true);
+	fake_writes = 0;
+	CHECK(c2 && mgr_scan(&mgr) == 0 && mgr_scan(&mgr) == 0);
+	CHECK(mgr.count == 2 && mgr.nhand_procs == 0);
+	CHECK(fake_writes == 0);
+	mgr_done(&mgr);
+	config_free(c2);
 	config_free(c3);
 	aff_write = write_file;
 }
@@ -1151,9 +1144,7 @@ static void test_manager_slices(void)
 	struct config *c;
 	int steps = 0, r;
 
-	fixture_reset();
-	aff_write = fake_write;
-	fake_err = 0;
+	fake_fixture();
 	for (int p = 800; p < 1100; p++)
 		mktask(p, p, p % 3 ? "rest" : "app", (unsigned)p, 0, "0-3",
 		       "0-3\n");
