@@ -7,9 +7,8 @@
 /*
  * The systemd notification protocol (sd_notify(3)), which is one
  * datagram of "KEY=value" lines to the AF_UNIX socket named by
- * $NOTIFY_SOCKET ("/path" or "@abstract").  Spoken directly: libsystemd
- * would map half a dozen compression and crypto libraries into a daemon
- * that needs none of them.
+ * $NOTIFY_SOCKET ("/path" or "@abstract"), through libsystemd.  A thin
+ * layer so that callers see 0 or -errno and tests can stub nothing.
  */
 
 /* Send msg.  0 if sent or not running under systemd, else -errno. */
