@@ -34,6 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "softaff_test.h"
+
 #define MAX_CPUS 256
 #define MAX_WORKERS 32
 #define MAX_TRIALS 200
@@ -71,10 +73,7 @@ static void die(const char *what)
 
 static double now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+	return softaff_now() * 1e3;
 }
 
 static void sleep_ms(double ms)
@@ -82,28 +81,6 @@ static void sleep_ms(double ms)
 	struct timespec ts = { (time_t)(ms / 1000), (long)((ms - (time_t)(ms / 1000) * 1000) * 1e6) };
 
 	nanosleep(&ts, NULL);
-}
-
-static int parse_list(const char *s, cpu_set_t *set)
-{
-	char *copy = strdup(s), *tok, *save = NULL;
-
-	CPU_ZERO(set);
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int a, b;
-
-		if (sscanf(tok, "%d-%d", &a, &b) != 2) {
-			if (sscanf(tok, "%d", &a) != 1) {
-				free(copy);
-				return -1;
-			}
-			b = a;
-		}
-		for (; a <= b && a < MAX_CPUS; a++)
-			CPU_SET(a, set);
-	}
-	free(copy);
-	return 0;
 }
 
 /* "name   :   value" lines; values in ms may have a fraction. */
@@ -128,14 +105,8 @@ static void read_schedstats(double *out)
 
 static void set_soft_self(void)
 {
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/soft_affinity_list",
-		 (long)syscall(SYS_gettid));
-	f = fopen(path, "w");
-	if (!f || fprintf(f, "%s\n", soft_list) < 0 || fclose(f) != 0)
-		die(path);
+	if (softaff_set_soft_self(soft_list))
+		die("soft_affinity_list");
 }
 
 static void *worker_main(void *arg)
@@ -444,7 +415,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!soft_list || parse_list(soft_list, &soft_set) || !CPU_COUNT(&soft_set)) {
+	if (!soft_list || softaff_parse_cpulist(soft_list, &soft_set) || !CPU_COUNT(&soft_set)) {
 		fprintf(stderr, "softaff_balance: -S needs a valid CPU list\n");
 		return 2;
 	}

@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "softaff_test.h"
+
 #define MAX_CPUS 256
 #define MAX_THREADS 64
 
@@ -71,42 +73,12 @@ static void add_schedstats(void)
 	fclose(f);
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void spin_for(double secs)
 {
-	double end = now() + secs;
+	double end = softaff_now() + secs;
 
-	while (now() < end)
+	while (softaff_now() < end)
 		;
-}
-
-static int parse_list(const char *s, cpu_set_t *set)
-{
-	char *copy = strdup(s), *tok, *save = NULL;
-
-	CPU_ZERO(set);
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int a, b;
-
-		if (sscanf(tok, "%d-%d", &a, &b) != 2) {
-			if (sscanf(tok, "%d", &a) != 1) {
-				free(copy);
-				return -1;
-			}
-			b = a;
-		}
-		for (; a <= b && a < MAX_CPUS; a++)
-			CPU_SET(a, set);
-	}
-	free(copy);
-	return 0;
 }
 
 static void die(const char *what)
@@ -117,14 +89,8 @@ static void die(const char *what)
 
 static void set_soft(const char *list)
 {
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/soft_affinity_list",
-		 (long)syscall(SYS_gettid));
-	f = fopen(path, "w");
-	if (!f || fprintf(f, "%s\n", list) < 0 || fclose(f) != 0)
-		die(path);
+	if (softaff_set_soft_self(list))
+		die("soft_affinity_list");
 }
 
 static void *worker(void *arg)
@@ -134,7 +100,7 @@ static void *worker(void *arg)
 
 	(void)arg;
 	if (hard_list) {
-		parse_list(hard_list, &set);
+		softaff_parse_cpulist(hard_list, &set);
 		if (sched_setaffinity(0, sizeof(set), &set))
 			die("sched_setaffinity");
 	}
@@ -195,7 +161,7 @@ int main(int argc, char **argv)
 	}
 	if (!report_list)
 		report_list = soft_list ? soft_list : hard_list;
-	if (!report_list || parse_list(report_list, &report)) {
+	if (!report_list || softaff_parse_cpulist(report_list, &report)) {
 		fprintf(stderr, "softaff_wake: need -S, -H or -P with a valid CPU list\n");
 		return 2;
 	}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared by the guest test helpers (one C file each, built by
+ * vm/stage-payload): CPU lists, the clock, and this thread's soft affinity.
+ */
+#ifndef SOFTAFF_TEST_H
+#define SOFTAFF_TEST_H
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* "0-2,5" -> set; -1 if a part is not a number or a range. */
+static inline int softaff_parse_cpulist(const char *s, cpu_set_t *set)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+
+	CPU_ZERO(set);
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int a, b;
+
+		if (sscanf(tok, "%d-%d", &a, &b) != 2) {
+			if (sscanf(tok, "%d", &a) != 1) {
+				free(copy);
+				return -1;
+			}
+			b = a;
+		}
+		for (; a <= b && a < CPU_SETSIZE; a++)
+			if (a >= 0)
+				CPU_SET(a, set);
+	}
+	free(copy);
+	return 0;
+}
+
+/* CLOCK_MONOTONIC in seconds. */
+static inline double softaff_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Write LIST to this thread's soft_affinity_list; -1 with errno on failure. */
+static inline int softaff_set_soft_self(const char *list)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/soft_affinity_list",
+		 (long)syscall(SYS_gettid));
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	if (fprintf(f, "%s\n", list) < 0) {
+		fclose(f);
+		return -1;
+	}
+	return fclose(f) ? -1 : 0;
+}
+
+#endif
