@@ -445,7 +445,9 @@ static int parse_nodes(struct ctx *x, const config_setting_t *s,
 			if (rule->nodes[j] == id)
 				return fail(x, e, "node %lld listed twice", id);
 		rule->nodes[rule->nnodes++] = (int)id;
-		cpuset_or(&rule->cpus, &rule->cpus, &x->topo->node_cpus[idx]);
+		/* Offline CPUs too: they are the node's when they return. */
+		cpuset_or(&rule->cpus, &rule->cpus,
+			  &x->topo->node_present[idx]);
 	}
 	if (cpuset_empty(&rule->cpus))
 		return fail(x, s, "empty target: the nodes have no CPUs");
@@ -472,8 +474,9 @@ static int parse_cpus(struct ctx *x, const config_setting_t *s,
 			    v);
 	if (cpuset_empty(&rule->cpus))
 		return fail(x, s, "empty target: 'cpus' is empty");
-	if (!cpuset_empty(&x->topo->all) &&
-	    !cpuset_intersects(&rule->cpus, &x->topo->all))
+	/* Present, not online: a restart during CPU hotplug stays valid. */
+	if (!cpuset_empty(&x->topo->present) &&
+	    !cpuset_intersects(&rule->cpus, &x->topo->present))
 		return fail(x, s, "empty target: none of CPUs \"%s\" exists",
 			    v);
 	rule->cpus_text = strdup(v);

@@ -15,11 +15,40 @@ static int cmp_int(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/*
+ * nodeN/cpuM links exist for every present CPU of the node, online or not,
+ * while nodeN/cpulist lists only the online ones.
+ */
+static void node_present_cpus(const char *sys_root, int node,
+			      struct cpuset *ret)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	cpuset_zero(ret);
+	snprintf(path, sizeof(path), "%s/devices/system/node/node%d", sys_root,
+		 node);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		uint64_t cpu;
+
+		if (strncmp(de->d_name, "cpu", 3) ||
+		    parse_u64(de->d_name + 3, &cpu) < 0 || cpu >= CPUSET_MAX)
+			continue;
+		cpuset_set(ret, (unsigned int)cpu);
+	}
+	closedir(d);
+}
+
 int topology_load(const char *sys_root, struct topology *t)
 {
 	char path[PATH_MAX], buf[CPUSET_LIST_BUFSZ];
 	struct dirent *de;
 	unsigned int n = 0;
+	struct cpuset s;
 	ssize_t len;
 	DIR *d;
 	int r;
@@ -55,6 +84,13 @@ int topology_load(const char *sys_root, struct topology *t)
 		t->ids[0] = 0;
 		t->nnodes = 1;
 		t->all = t->node_cpus[0];
+		t->node_present[0] = t->node_cpus[0];
+		snprintf(path, sizeof(path), "%s/devices/system/cpu/present",
+			 sys_root);
+		len = read_file(path, buf, sizeof(buf));
+		if (len >= 0 && cpuset_parse_list(buf, &s) == 0)
+			cpuset_or(&t->node_present[0], &t->node_present[0], &s);
+		t->present = t->node_present[0];
 		return 0;
 	}
 	for (unsigned int i = 0; i < n; i++) {
@@ -68,6 +104,10 @@ int topology_load(const char *sys_root, struct topology *t)
 		if (r < 0)
 			return r;
 		cpuset_or(&t->all, &t->all, &t->node_cpus[i]);
+		node_present_cpus(sys_root, t->ids[i], &t->node_present[i]);
+		cpuset_or(&t->node_present[i], &t->node_present[i],
+			  &t->node_cpus[i]);
+		cpuset_or(&t->present, &t->present, &t->node_present[i]);
 	}
 	t->nnodes = n;
 	return 0;

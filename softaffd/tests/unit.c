@@ -386,6 +386,46 @@ static void test_topology(void)
 	topology_nodes_of(&t, &s, &n);
 	CHECK(cpuset_count(&n) == 2);
 
+	/*
+	 * Node 1's CPUs offline: cpulist is empty, the cpuN links remain.
+	 * Rules naming node 1 or CPUs 2-3 stay valid (a restart during CPU
+	 * hotplug must not fail); CPUs that were never present do not.
+	 */
+	snprintf(path, sizeof(path), "%s/devices/system/node/node1/cpulist",
+		 sys);
+	put(path, "\n");
+	snprintf(path, sizeof(path), "%s/devices/system/node/node1/cpu2/online",
+		 sys);
+	put(path, "0\n");
+	snprintf(path, sizeof(path), "%s/devices/system/node/node1/cpu3/online",
+		 sys);
+	put(path, "0\n");
+	CHECK(topology_load(sys, &t) == 0);
+	CHECK(cpuset_count(&t.all) == 2 && cpuset_count(&t.present) == 4);
+	CHECK(cpuset_count(&t.node_cpus[1]) == 0 &&
+	      cpuset_count(&t.node_present[1]) == 2);
+	{
+		struct topology saved = topo;
+		char err[256];
+		struct config *c;
+
+		topo = t;
+		c = load("rules = ( { name = \"a\"; comm = \"x\"; cpus = \"2-3\"; },"
+			 " { name = \"b\"; comm = \"y\"; nodes = [ 1 ]; } );\n",
+			 err, sizeof(err));
+		CHECK(c != NULL);
+		if (c) {
+			cpuset_parse_list("2-3", &s);
+			CHECK(cpuset_equal(&c->rules[1].cpus, &s));
+			config_free(c);
+		}
+		c = load("rules = ( { comm = \"x\"; cpus = \"4-5\"; } );\n", err,
+			 sizeof(err));
+		CHECK(c == NULL);
+		CHECK_STR(err, "t.conf:1: empty target: none of CPUs \"4-5\" exists");
+		topo = saved;
+	}
+
 	/* No node directory: one node from cpu/online. */
 	fixture_reset();
 	snprintf(path, sizeof(path), "%s/devices/system/cpu/online", sys);
@@ -405,6 +445,9 @@ static void two_node_topo(void)
 	cpuset_parse_list("0-1", &topo.node_cpus[0]);
 	cpuset_parse_list("2-3", &topo.node_cpus[1]);
 	cpuset_parse_list("0-3", &topo.all);
+	topo.node_present[0] = topo.node_cpus[0];
+	topo.node_present[1] = topo.node_cpus[1];
+	topo.present = topo.all;
 }
 
 static void test_rules(void)
