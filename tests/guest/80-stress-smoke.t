@@ -6,5 +6,6 @@
 # stress` (tests/stress/run-stress); the driver and what it checks are in
 # tests/stress/stress-guest and tests/stress/src/softaff_stress.c.
 # STRESS_SMOKE_SECONDS and SEED override the duration and the seed.
-here=$(cd "$(dirname "$0")" && pwd)
-exec "$here/../stress/stress-guest" "${STRESS_SMOKE_SECONDS:-30}" ${SEED:+"$SEED"}
+# The payload installs the driver here; vm/run --script copies this file
+# elsewhere, so the path is absolute.
+exec /opt/softaff/tests/stress/stress-guest "${STRESS_SMOKE_SECONDS:-30}" ${SEED:+"$SEED"}

@@ -42,6 +42,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "softaff_test.h"
+
 #define MAX_LEN		(1 << 20)
 
 enum { F_TID, F_TID_LIST, F_PROC, F_PROC_LIST, F_PREF, F_ALLOWED, F_NR };
@@ -83,35 +85,6 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
-/* "0-2,5\n" -> mask; -1 if not a plain list below 64. */
-static int parse_list(const char *s, uint64_t *ret)
-{
-	uint64_t m = 0;
-
-	while (*s && *s != '\n') {
-		char *end;
-		unsigned long a = strtoul(s, &end, 10), b = a;
-
-		if (end == s)
-			return -1;
-		s = end;
-		if (*s == '-') {
-			b = strtoul(s + 1, &end, 10);
-			if (end == s + 1)
-				return -1;
-			s = end;
-		}
-		if (a > b || b >= 64)
-			return -1;
-		for (; a <= b; a++)
-			m |= 1ULL << a;
-		if (*s == ',')
-			s++;
-	}
-	*ret = m;
-	return 0;
-}
-
 static int read_str(const char *path, char *out, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -134,7 +107,7 @@ static uint64_t soft_of(int t)
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/soft_affinity_list",
 		 tids[t]);
-	if (read_str(path, s, sizeof(s)) || parse_list(s, &m))
+	if (read_str(path, s, sizeof(s)) || softaff_parse_cpulist64(s, &m))
 		return ~0ULL;
 	return m;
 }

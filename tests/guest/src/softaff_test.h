@@ -7,6 +7,7 @@
 #define SOFTAFF_TEST_H
 
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,38 @@ static inline int softaff_parse_cpulist(const char *s, cpu_set_t *set)
 				CPU_SET(a, set);
 	}
 	free(copy);
+	return 0;
+}
+
+/*
+ * "0-2,5\n" ("" = empty) -> a mask of CPUs 0..63; -1 if malformed or a CPU
+ * is >= 64.  Strict, for checking what the kernel prints.
+ */
+static inline int softaff_parse_cpulist64(const char *s, uint64_t *ret)
+{
+	uint64_t m = 0;
+
+	while (*s && *s != '\n') {
+		char *end;
+		unsigned long a = strtoul(s, &end, 10), b = a;
+
+		if (end == s)
+			return -1;
+		s = end;
+		if (*s == '-') {
+			b = strtoul(s + 1, &end, 10);
+			if (end == s + 1)
+				return -1;
+			s = end;
+		}
+		if (a > b || b >= 64)
+			return -1;
+		for (; a <= b; a++)
+			m |= 1ULL << a;
+		if (*s == ',')
+			s++;
+	}
+	*ret = m;
 	return 0;
 }
 

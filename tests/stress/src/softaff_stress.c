@@ -63,6 +63,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../guest/src/softaff_test.h"
+
 #define MAX_TARGETS	8
 #define MAX_TIDS	256
 #define STATUS_MAX	4096
@@ -175,35 +177,6 @@ static pid_t gettid_(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
-/* Parse a list ("0-2,5", "" = empty) into a mask; -1 if malformed or >= 64. */
-static int parse_list(const char *s, uint64_t *ret)
-{
-	uint64_t m = 0;
-
-	while (*s && *s != '\n') {
-		char *end;
-		unsigned long a = strtoul(s, &end, 10), b = a;
-
-		if (end == s)
-			return -1;
-		s = end;
-		if (*s == '-') {
-			b = strtoul(s + 1, &end, 10);
-			if (end == s + 1)
-				return -1;
-			s = end;
-		}
-		if (a > b || b >= 64)
-			return -1;
-		for (; a <= b; a++)
-			m |= 1ULL << a;
-		if (*s == ',')
-			s++;
-	}
-	*ret = m;
-	return 0;
-}
-
 static char *fmt_list(uint64_t m, char *buf, size_t len)
 {
 	size_t o = 0;
@@ -289,10 +262,10 @@ static int read_status(pid_t pid, pid_t tid, struct view *v)
 		return -1;
 	v->state = p[8];
 	p = strstr(buf, "\nCpus_allowed_list:\t");
-	if (!p || parse_list(p + 20, &v->hard))
+	if (!p || softaff_parse_cpulist64(p + 20, &v->hard))
 		return -1;
 	p = strstr(buf, "\nCpus_preferred_list:\t");
-	if (!p || parse_list(p + 22, &v->pref))
+	if (!p || softaff_parse_cpulist64(p + 22, &v->pref))
 		return -1;
 	v->cpu = -1;
 	return 0;
@@ -337,7 +310,7 @@ static int read_soft_list(pid_t pid, pid_t tid, uint64_t *m)
 			 pid);
 	if (read_file(path, buf, sizeof(buf)) < 0)
 		return -1;
-	return parse_list(buf, m);
+	return softaff_parse_cpulist64(buf, m);
 }
 
 static int list_tids(pid_t pid, pid_t *tids, int max)
