@@ -207,6 +207,15 @@ static size_t fmt_list(uint64_t m, char *s)
 	return o;
 }
 
+/*
+ * The kernel's isspace() (lib/ctype.c), which proc_dointvec uses to skip
+ * leading blanks: the C locale's six plus 0xa0, Latin-1's no-break space.
+ */
+static bool kernel_isspace(unsigned char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xa0;
+}
+
 /* A valid value for file @f into buf; its length. */
 static size_t valid_value(int f, struct input *in)
 {
@@ -416,7 +425,7 @@ static void one(int iter)
 			end = buf + in.len / 2;
 		if (in.how == 1)	/* all of it is ignored */
 			end = buf;
-		while (p < end && (*p == ' ' || *p == '\t' || *p == '\n'))
+		while (p < end && kernel_isspace((unsigned char)*p))
 			p++;
 		/* Base 0, as proc_get_long(): 0x hex, leading 0 octal. */
 		if (p < end && isdigit((unsigned char)*p)) {
