@@ -362,21 +362,24 @@ static struct config *load(const char *text, char *err, size_t errlen)
 	return c;
 }
 
+/* Write a file of the fake /sys root, e.g. "/devices/system/cpu/online". */
+static void put_sys(const char *rel, const char *content)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s%s", sys, rel);
+	put(path, content);
+}
+
 static void test_topology(void)
 {
 	struct topology t;
-	char path[PATH_MAX];
 	struct cpuset s, n;
 
 	fixture_reset();
-	snprintf(path, sizeof(path), "%s/devices/system/node/node1/cpulist",
-		 sys);
-	put(path, "2-3\n");
-	snprintf(path, sizeof(path), "%s/devices/system/node/node0/cpulist",
-		 sys);
-	put(path, "0-1\n");
-	snprintf(path, sizeof(path), "%s/devices/system/node/possible", sys);
-	put(path, "0-1\n");
+	put_sys("/devices/system/node/node1/cpulist", "2-3\n");
+	put_sys("/devices/system/node/node0/cpulist", "0-1\n");
+	put_sys("/devices/system/node/possible", "0-1\n");
 	CHECK(topology_load(sys, &t) == 0);
 	CHECK(t.nnodes == 2 && t.ids[0] == 0 && t.ids[1] == 1);
 	CHECK(cpuset_count(&t.all) == 4);
@@ -391,15 +394,9 @@ static void test_topology(void)
 	 * Rules naming node 1 or CPUs 2-3 stay valid (a restart during CPU
 	 * hotplug must not fail); CPUs that were never present do not.
 	 */
-	snprintf(path, sizeof(path), "%s/devices/system/node/node1/cpulist",
-		 sys);
-	put(path, "\n");
-	snprintf(path, sizeof(path), "%s/devices/system/node/node1/cpu2/online",
-		 sys);
-	put(path, "0\n");
-	snprintf(path, sizeof(path), "%s/devices/system/node/node1/cpu3/online",
-		 sys);
-	put(path, "0\n");
+	put_sys("/devices/system/node/node1/cpulist", "\n");
+	put_sys("/devices/system/node/node1/cpu2/online", "0\n");
+	put_sys("/devices/system/node/node1/cpu3/online", "0\n");
 	CHECK(topology_load(sys, &t) == 0);
 	CHECK(cpuset_count(&t.all) == 2 && cpuset_count(&t.present) == 4);
 	CHECK(cpuset_count(&t.node_cpus[1]) == 0 &&
@@ -428,8 +425,7 @@ static void test_topology(void)
 
 	/* No node directory: one node from cpu/online. */
 	fixture_reset();
-	snprintf(path, sizeof(path), "%s/devices/system/cpu/online", sys);
-	put(path, "0-5\n");
+	put_sys("/devices/system/cpu/online", "0-5\n");
 	CHECK(topology_load(sys, &t) == 0 && t.nnodes == 1 &&
 	      cpuset_count(&t.node_cpus[0]) == 6);
 	fixture_reset();
