@@ -104,6 +104,9 @@ if [[ -z $rest_out ]]; then
 	ok "# SKIP RFC estimator comparison needs 2 CPUs outside P"
 elif [[ ! -w $features ]]; then
 	ok "# SKIP RFC estimator comparison needs $features (SCHED_DEBUG, debugfs)"
+elif ! grep -qw SOFT_AFFINITY_RFC_ESTIMATOR "$features"; then
+	# The estimator is an optional patch outside the default series.
+	ok "# SKIP RFC estimator comparison needs the optional patch (SERIES=kernel/patches/series-rfc-estimator)"
 else
 	ours=$(measure -w 4 -t 4 -S "$P" -g "$first_out" -P "$rest_out")
 	ours_spill=$(spill_pct)
