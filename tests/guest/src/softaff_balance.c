@@ -43,7 +43,7 @@
 static const char *const stat_names[] = {
 	"nr_migrations_soft_spill", "nr_migrations_soft_return",
 	"nr_wakeups_soft_spill", "nr_wakeups_soft_return",
-	"nr_failed_migrations_soft", "soft_outside_runtime",
+	"soft_outside_runtime",
 	"se.sum_exec_runtime",
 };
 #define NSTATS (sizeof(stat_names) / sizeof(stat_names[0]))

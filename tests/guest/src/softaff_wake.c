@@ -45,7 +45,6 @@ static atomic_long counts[MAX_CPUS];
 /* Per-task schedstats summed over the workers (kernel.sched_schedstats=1). */
 static const char *const stat_names[] = {
 	"nr_wakeups", "nr_wakeups_soft_spill", "nr_wakeups_soft_return",
-	"nr_failed_migrations_soft",
 };
 #define NSTATS (sizeof(stat_names) / sizeof(stat_names[0]))
 static atomic_long stats[NSTATS];
