@@ -375,6 +375,8 @@ is "$(wc -w <<<"$procs")" 2 "the service has its two processes"
 for p in $procs; do
 	every "$p" 0-1 cgroup "service process $p and the threads it started later"
 done
+systemctl daemon-reload
+is "$(cat "$ucg/cpuset.cpus.preferred" 2>&1)" "0-1" "... still after systemctl daemon-reload"
 on0=0 samples=0
 for i in $(seq 40); do
 	for p in $procs; do
