@@ -266,10 +266,12 @@ write 0-3 /proc/$pk/soft_affinity_list >/dev/null
 write default /proc/$pk/soft_affinity_ratio >/dev/null
 every_ratio "$pk" "9:2 cgroup" "'default' to the process: every thread back to b's ratio"
 every "$pk" 1-2 cgroup "ratio writes left the masks alone"
-for v in 0:1 10001:1 5 5: a:b 1:0 -1:1 "$(printf '%032d' 1):1"; do
-	is "$(write "$v" $base/b/cpuset.cpus.preferred.ratio)" "Invalid argument" "cpuset.cpus.preferred.ratio '${v:0:12}': Invalid argument"
-	is "$(write "$v" /proc/$pk/soft_affinity_ratio)" "Invalid argument" "soft_affinity_ratio '${v:0:12}': Invalid argument"
+for v in 0:1 10001:1 5 5: a:b 1:0 -1:1 4294967297:1 defaults; do
+	is "$(write "$v" $base/b/cpuset.cpus.preferred.ratio)" "Invalid argument" "cpuset.cpus.preferred.ratio '$v': Invalid argument"
+	is "$(write "$v" /proc/$pk/soft_affinity_ratio)" "Invalid argument" "soft_affinity_ratio '$v': Invalid argument"
 done
+v="$(printf '%032d' 1):1"
+is "$(write "$v" /proc/$pk/soft_affinity_ratio)" "Invalid argument" "soft_affinity_ratio: ${#v} bytes + newline (more than 31): Invalid argument"
 is "$(cat $base/b/cpuset.cpus.preferred.ratio)" "9:2" "b's ratio unchanged after the bad writes"
 every_ratio "$pk" "9:2 cgroup" "the tasks' ratio unchanged"
 write default $base/b/cpuset.cpus.preferred.ratio >/dev/null
