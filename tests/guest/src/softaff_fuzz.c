@@ -257,10 +257,11 @@ static void fail(const char *fmt, ...)
 /* Printable rendering of the first bytes of an input, for messages. */
 static const char *show(const char *s, size_t len)
 {
-	static char out[96];
+	static char out[128];
 	size_t i, o = 0;
 
-	for (i = 0; i < len && o < sizeof(out) - 8; i++) {
+	/* Room left for one \\xNN and the "...(LEN)" tail: o stays < 128. */
+	for (i = 0; i < len && o < sizeof(out) - 32; i++) {
 		unsigned char c = (unsigned char)s[i];
 
 		if (isprint(c) && c != '\\')
@@ -270,6 +271,8 @@ static const char *show(const char *s, size_t len)
 	}
 	if (i < len)
 		o += (size_t)snprintf(out + o, sizeof(out) - o, "...(%zu)", len);
+	if (o >= sizeof(out))
+		o = sizeof(out) - 1;
 	out[o] = '\0';
 	return out;
 }
