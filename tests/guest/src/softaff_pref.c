@@ -621,6 +621,10 @@ static int mode_storm(int nthreads, int iters)
 			sleep_us(10000);
 		_exit(0);
 	}
+	if (storm < 0) {
+		printf("fork_error=%s\n", strerror(errno));
+		return 1;
+	}
 	while (shm->created < nthreads && !shm->create_failed &&
 	       softaff_now() - t0 < 600)
 		sleep_us(20000);
@@ -655,6 +659,13 @@ static int mode_storm(int nthreads, int iters)
 			shm->writes++;
 		}
 		_exit(0);
+	}
+	if (writer < 0) {
+		printf("fork_error=%s\n", strerror(errno));
+		shm->quit = 1;
+		kill(storm, SIGKILL);
+		waitpid(storm, NULL, 0);
+		return 1;
 	}
 
 	for (b = 0; b < 2 * blocks; b++) {
