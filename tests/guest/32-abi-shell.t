@@ -1,7 +1,10 @@
 #!/bin/bash
 # 32-abi-shell.t: the soft affinity ABI as an administrator uses it, with
-# echo, cat, taskset, chrt, setpriv and sysctl against a running process.
-# The exact errno checks are in 30-abi.t (softaff_abi).
+# echo, cat, taskset, chrt, setpriv and sysctl against a running process:
+# the README's examples, what is refused and what is stored (issue #13: a
+# mask outside the hard mask and a SCHED_FIFO task are accepted), the
+# ratio files and Cpus_preferred_source. The exact errno checks are in
+# 30-abi.t (softaff_abi), cgroups and precedence in 36-preference.t.
 n=0 fails=0
 ok() { # ok COND-STATUS DESCRIPTION
 	n=$((n + 1))
@@ -34,6 +37,7 @@ is "$(cat /proc/$pid/soft_affinity_list)" "0-1" "soft_affinity_list shows 0-1"
 is "$(awk '/^Cpus_preferred:/ {print $2}' /proc/$pid/status)" "3" "Cpus_preferred: 3"
 is "$(awk '/^Cpus_preferred_list:/ {print $2}' /proc/$pid/status)" "0-1" "Cpus_preferred_list: 0-1"
 is "$(cat /proc/$pid/task/$pid/soft_affinity)" "3" "task/TID file agrees"
+is "$(awk '/^Cpus_preferred_source:/ {print $2}' /proc/$pid/status)" "task" "Cpus_preferred_source: task"
 
 is "$(write 2-3 /proc/$pid/soft_affinity_list)" "" "echo 2-3 > soft_affinity_list"
 is "$(cat /proc/$pid/soft_affinity)" "c" "hex shows c"
@@ -54,15 +58,19 @@ taskset -p 0xf $pid >/dev/null
 is "$(cat /proc/$pid/soft_affinity)" "3" "taskset 0xf: the request 3 comes back"
 is "$(write 10 /proc/$pid/soft_affinity)" "Invalid argument" "CPU 4 (>= nr_cpu_ids): Invalid argument"
 taskset -p 0x3 $pid >/dev/null
-is "$(write 4 /proc/$pid/soft_affinity)" "Invalid argument" "CPU 2 outside taskset 0x3: Invalid argument"
+is "$(write 4 /proc/$pid/soft_affinity)" "" "CPU 2 outside taskset 0x3: accepted, stored"
+is "$(cat /proc/$pid/soft_affinity)" "3" "... the hard mask 3 is in effect meanwhile"
 taskset -p 0xf $pid >/dev/null
+is "$(cat /proc/$pid/soft_affinity)" "4" "taskset 0xf: the stored request 4 is in effect"
+write 3 /proc/$pid/soft_affinity >/dev/null
 
-# chrt: refused while FIFO, kept, and back
+# chrt: stored while FIFO, in effect once SCHED_OTHER again
 chrt -f -p 1 $pid
-is "$(write 1 /proc/$pid/soft_affinity)" "Invalid argument" "SCHED_FIFO task: Invalid argument"
-is "$(cat /proc/$pid/soft_affinity)" "3" "mask kept while SCHED_FIFO"
+is "$(cat /proc/$pid/soft_affinity)" "3" "mask kept when switched to SCHED_FIFO"
+is "$(write 1 /proc/$pid/soft_affinity)" "" "SCHED_FIFO task: accepted"
+is "$(cat /proc/$pid/soft_affinity)" "1" "... and stored"
 chrt -o -p 0 $pid
-is "$(write 1 /proc/$pid/soft_affinity)" "" "SCHED_OTHER again: writable"
+is "$(cat /proc/$pid/soft_affinity)" "1" "SCHED_OTHER again: the request made while FIFO"
 
 # An unprivileged user against root's process, and on its own
 is "$(setpriv --reuid=nobody --regid=nogroup --clear-groups bash -c "echo 2 > /proc/$pid/soft_affinity" 2>&1 | sed -E 's/.*: //')" \
@@ -75,6 +83,19 @@ is "$(setpriv --reuid=nobody --regid=nogroup --clear-groups bash -c 'echo 2 > /p
 all=$(awk '/^Cpus_allowed:/ {print $2}' /proc/$pid/status)
 is "$(write "$all" /proc/$pid/soft_affinity)" "" "writing Cpus_allowed ($all) turns it off"
 is "$(cat /proc/$pid/soft_affinity)" "$all" "preferred = allowed"
+is "$(awk '/^Cpus_preferred_source:/ {print $2}' /proc/$pid/status)" "none" "Cpus_preferred_source: none"
+
+# The ratio, per process
+dflt="$(sysctl -n kernel.sched_allowed):$(sysctl -n kernel.sched_preferred) default"
+is "$(cat /proc/$pid/soft_affinity_ratio)" "$dflt" "soft_affinity_ratio follows the sysctls"
+is "$(write 5:4 /proc/$pid/soft_affinity_ratio)" "" "echo 5:4 > soft_affinity_ratio"
+is "$(cat /proc/$pid/soft_affinity_ratio)" "5:4 task" "reads 5:4 task"
+is "$(cat /proc/$pid/task/$pid/soft_affinity_ratio)" "5:4 task" "task/TID/soft_affinity_ratio agrees"
+is "$(write 0:1 /proc/$pid/soft_affinity_ratio)" "Invalid argument" "0:1: Invalid argument"
+is "$(write 5 /proc/$pid/soft_affinity_ratio)" "Invalid argument" "5: Invalid argument"
+is "$(cat /proc/$pid/soft_affinity_ratio)" "5:4 task" "ratio unchanged after the errors"
+is "$(write default /proc/$pid/soft_affinity_ratio)" "" "echo default > soft_affinity_ratio"
+is "$(cat /proc/$pid/soft_affinity_ratio)" "$dflt" "back to the sysctls' ratio"
 
 # sysctls
 is "$(sysctl -n kernel.sched_preferred)" "1" "kernel.sched_preferred defaults to 1"

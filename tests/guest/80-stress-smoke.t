@@ -1,7 +1,9 @@
 #!/bin/bash
 # 80-stress-smoke.t: 30 s of `make stress` on the kernel under test, so that
-# a race between soft affinity writes, sched_setaffinity/taskset, cpuset
-# edits, CPU hotplug, sysctl churn, fork/exec storms and softaffd restarts
+# a race between soft affinity writes (masks and ratios, per thread and per
+# process), sched_setaffinity/taskset, cpuset edits and cgroup preferences,
+# moves between cgroups, CPU hotplug, sysctl churn, fork/exec storms and
+# softaffd restarts
 # shows up in every CI run. The long run on the debug kernel is `make
 # stress` (tests/stress/run-stress); the driver and what it checks are in
 # tests/stress/stress-guest and tests/stress/src/softaff_stress.c.

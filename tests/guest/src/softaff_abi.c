@@ -2,10 +2,21 @@
 /*
  * softaff_abi: TAP tests for the soft affinity procfs and sysctl ABI.
  *
- *   /proc/PID/soft_affinity{,_list}            whole process, reads the leader
- *   /proc/PID/task/TID/soft_affinity{,_list}   one thread
- *   /proc/PID/status  Cpus_preferred:, Cpus_preferred_list:
+ *   /proc/PID/soft_affinity{,_list}            the process-level request
+ *                                              (all threads); reads the leader
+ *   /proc/PID/task/TID/soft_affinity{,_list}   that thread's own request
+ *   /proc/PID/status  Cpus_preferred:, Cpus_preferred_list:,
+ *                     Cpus_preferred_source:
  *   /proc/sys/kernel/sched_{preferred,allowed}
+ *
+ * The model (kernel issue #13): of a thread's own request and its
+ * process's, the one written last is in force; a read shows the effective
+ * mask, request & hard, or the hard mask when there is no request, when
+ * they are disjoint or when the request covers the hard mask (a write of a
+ * mask that covers the target's hard mask clears the request at that
+ * level).  A request outside the hard mask, of offline CPUs only, or to a
+ * SCHED_FIFO/RR task is stored, not refused.  The ratio files and the
+ * cgroup files have their own test, 36-preference.t.
  *
  * Runs as root in the guest (CPUs 0-3 at least for most cases).  Every
  * error case checks the errno and that the mask did not change.
@@ -331,6 +342,58 @@ static int set_hard(pid_t tid, uint64_t m)
 	return sched_setaffinity(tid, sizeof(set), &set) ? -errno : 0;
 }
 
+/*
+ * The effective preferred mask the kernel must show for a request @req
+ * (0: none) under the hard mask @hard: their intersection, or the hard
+ * mask when there is no request, when they are disjoint or when the
+ * request covers the whole hard mask.
+ */
+static uint64_t eff(uint64_t req, uint64_t hard)
+{
+	uint64_t m = req & hard;
+
+	return m ? m : hard;
+}
+
+/* Cpus_preferred_source of a task: "task", "cgroup", "none" ("?" if absent). */
+static const char *source_of(pid_t pid, pid_t tid)
+{
+	static char buf[4][32];
+	static int slot;
+	char *out = buf[slot++ % 4];
+
+	if (status_field(pid, tid, "Cpus_preferred_source", out, 32))
+		snprintf(out, 32, "?");
+	return out;
+}
+
+/* soft_affinity_ratio of a thread (tid > 0) or the process: "A:P SOURCE". */
+static int get_ratio(pid_t pid, pid_t tid, char *out, size_t len)
+{
+	char path[96];
+
+	if (tid > 0)
+		snprintf(path, sizeof(path),
+			 "/proc/%d/task/%d/soft_affinity_ratio", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/soft_affinity_ratio",
+			 pid);
+	return read_str(path, out, len);
+}
+
+static int set_ratio(pid_t pid, pid_t tid, const char *s)
+{
+	char path[96];
+
+	if (tid > 0)
+		snprintf(path, sizeof(path),
+			 "/proc/%d/task/%d/soft_affinity_ratio", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/soft_affinity_ratio",
+			 pid);
+	return write_str(path, s);
+}
+
 static int set_policy(pid_t tid, int policy, int prio)
 {
 	struct sched_param sp = { .sched_priority = prio };
@@ -452,6 +515,19 @@ static void test_files_and_defaults(void)
 
 	err = get_soft_list(self, tid, &m);
 	ok(!err && m == hard_of(0), "default soft_affinity_list is the hard mask");
+	ok(!strcmp(source_of(self, tid), "none"),
+	   "status has Cpus_preferred_source \"%s\", want \"none\"",
+	   source_of(self, tid));
+	{
+		char st[4096], *a, *b;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", self, tid);
+		read_str(path, st, sizeof(st));
+		a = strstr(st, "\nCpus_preferred_list:");
+		b = strstr(st, "\nCpus_preferred_source:");
+		ok(a && b && b > a && !memchr(a + 1, '\n', (size_t)(b - a - 1)),
+		   "Cpus_preferred_source: is the line after Cpus_preferred_list:");
+	}
 
 	snprintf(path, sizeof(path), "/proc/%d/soft_affinity", self);
 	{
@@ -479,6 +555,8 @@ static void test_roundtrip(void)
 	   "soft_affinity_list shows 0-1");
 	ok(status_mask(self, tid, "Cpus_preferred") == 0x3,
 	   "Cpus_preferred in status follows");
+	ok(!strcmp(source_of(self, tid), "task"),
+	   "Cpus_preferred_source: task (%s)", source_of(self, tid));
 
 	/* What is read can be written back as-is. */
 	err = write_str(path, buf);
@@ -514,6 +592,9 @@ static void test_roundtrip(void)
 	err = set_soft_mask(self, tid, all_cpus);
 	ok(!err && soft_of(self, tid) == hard_of(0),
 	   "writing the whole hard mask turns it off");
+	ok(!strcmp(source_of(self, tid), "none"),
+	   "... and Cpus_preferred_source is none again (%s)",
+	   source_of(self, tid));
 	reset_self();
 }
 
@@ -543,6 +624,8 @@ static void test_errors(void)
 
 	check_einval(tid, "empty mask \"0\"", "0\n", 2, false);
 	check_einval(tid, "only a newline", "\n", 1, false);
+	check_einval(tid, "a 0-byte write", "", 0, false);
+	check_einval(tid, "a 0-byte write to the list file", "", 0, true);
 	check_einval(tid, "empty list", "\n", 1, true);
 	check_einval(tid, "garbage \"zz\"", "zz\n", 3, false);
 	check_einval(tid, "garbage list \"a-b\"", "a-b\n", 4, true);
@@ -569,17 +652,56 @@ static void test_errors(void)
 	check_einval(tid, "list larger than a page", big, pagesz + 1, true);
 	free(big);
 
-	/* Outside the hard mask. */
-	if (set_hard(0, 0x3) == 0) {
-		check_einval(tid, "CPU outside the hard mask", "4\n", 2, false);
-		check_einval(tid, "partly outside the hard mask", "6\n", 2,
-			     false);
-		check_einval(tid, "list partly outside the hard mask",
-			     "1-2\n", 4, true);
-		set_hard(0, all_cpus);
-	} else {
+	reset_self();
+}
+
+/*
+ * Accepted since #13: a request outside the hard mask is stored; the
+ * thread falls back to its hard mask and gets the request when the hard
+ * mask grows again.
+ */
+static void test_outside_hard(void)
+{
+	pid_t tid = gettid_();
+	uint64_t m;
+	int err;
+
+	if (set_hard(0, 0x3)) {
 		skip("sched_setaffinity failed", "outside the hard mask");
+		return;
 	}
+	err = set_soft(self, tid, "4\n");
+	m = soft_of(self, tid);
+	ok(!err && m == 0x3,
+	   "hard 0-1, request CPU 2 (disjoint): accepted (%s), reads the hard mask (%llx)",
+	   errname(err), (unsigned long long)m);
+	ok(!strcmp(source_of(self, tid), "task"),
+	   "... Cpus_preferred_source: task (%s)", source_of(self, tid));
+	set_hard(0, all_cpus);
+	m = soft_of(self, tid);
+	ok(m == 0x4, "hard mask 0-3 again: the stored request 2 is in effect (%llx)",
+	   (unsigned long long)m);
+
+	set_hard(0, 0x3);
+	err = set_soft(self, tid, "6\n");
+	m = soft_of(self, tid);
+	ok(!err && m == 0x2,
+	   "hard 0-1, request 1-2 (partly outside): accepted (%s), reads 1 (%llx)",
+	   errname(err), (unsigned long long)m);
+	err = set_soft_list(self, tid, "1-3\n");
+	m = soft_of(self, tid);
+	ok(!err && m == 0x2, "list 1-3 under hard 0-1: accepted (%s), reads 1 (%llx)",
+	   errname(err), (unsigned long long)m);
+	set_hard(0, 0xe);
+	m = soft_of(self, tid);
+	ok(m == 0xe, "hard 1-3: the request 1-3 covers it, reads 1-3 (%llx)",
+	   (unsigned long long)m);
+	set_hard(0, all_cpus);
+	m = soft_of(self, tid);
+	ok(m == 0xe, "hard 0-3: request 1-3 in effect (%llx)",
+	   (unsigned long long)m);
+	ok(status_mask(self, tid, "Cpus_preferred") == 0xe,
+	   "Cpus_preferred agrees");
 	reset_self();
 }
 
@@ -654,18 +776,29 @@ static void test_policies(void)
 		return;
 	}
 	ok(soft_of(self, tid) == 0x2, "mask kept after switching to SCHED_FIFO");
-	check_einval(tid, "write while SCHED_FIFO", "1\n", 2, false);
-	check_einval(tid, "list write while SCHED_FIFO", "0\n", 2, true);
+	/* Stored while real-time, unused until fair-class again (#13). */
+	err = set_soft(self, tid, "1\n");
+	m = soft_of(self, tid);
+	ok(!err && m == 0x1, "write while SCHED_FIFO: accepted (%s), stored (%llx)",
+	   errname(err), (unsigned long long)m);
+	err = set_soft_list(self, tid, "3\n");
+	m = soft_of(self, tid);
+	ok(!err && m == 0x8, "list write while SCHED_FIFO: accepted (%s), stored (%llx)",
+	   errname(err), (unsigned long long)m);
+	check_einval(tid, "empty mask while SCHED_FIFO", "0\n", 2, false);
 	set_policy(0, SCHED_RR, 1);
-	check_einval(tid, "write while SCHED_RR", "1\n", 2, false);
+	err = set_soft(self, tid, "2\n");
+	m = soft_of(self, tid);
+	ok(!err && m == 0x2, "write while SCHED_RR: accepted (%s), stored (%llx)",
+	   errname(err), (unsigned long long)m);
 	set_policy(0, SCHED_OTHER, 0);
 	m = soft_of(self, tid);
-	ok(m == 0x2, "mask back in effect after returning to SCHED_OTHER (%llx)",
+	ok(m == 0x2, "the request made while SCHED_RR is in effect under SCHED_OTHER (%llx)",
 	   (unsigned long long)m);
 	ok(status_mask(self, tid, "Cpus_preferred") == 0x2,
-	   "Cpus_preferred kept across SCHED_FIFO");
+	   "Cpus_preferred kept across SCHED_FIFO/RR");
 	err = set_soft(self, tid, "1");
-	ok(!err && soft_of(self, tid) == 0x1, "writable again under SCHED_OTHER");
+	ok(!err && soft_of(self, tid) == 0x1, "writable under SCHED_OTHER");
 
 	err = set_policy(0, SCHED_BATCH, 0);
 	err = err ? err : set_soft(self, tid, "4");
@@ -732,7 +865,7 @@ static void test_perm(void)
 	pid = fork();
 	if (pid == 0) {
 		char path[96];
-		int e1, e2, e3, e4, e5, e6;
+		int e1, e2, e3, e4, e5, e6, e7;
 		uint64_t m = 0;
 
 		close(pfd[0]);
@@ -750,9 +883,10 @@ static void test_perm(void)
 		/* Own task and process. */
 		e5 = set_soft(getpid(), gettid_(), "2\n");
 		e6 = set_soft(getpid(), 0, "3\n");
-		dprintf(pfd[1], "%d %d %d %d %d %d %llx %llx\n", e1, e2, e3, e4,
+		e7 = set_ratio(getppid(), 0, "5:4\n");
+		dprintf(pfd[1], "%d %d %d %d %d %d %llx %llx %d\n", e1, e2, e3, e4,
 			e5, e6, (unsigned long long)soft_of(getpid(), 0),
-			(unsigned long long)m);
+			(unsigned long long)m, e7);
 		_exit(0);
 	}
 	close(pfd[1]);
@@ -766,11 +900,12 @@ static void test_perm(void)
 	}
 	res[n] = '\0';
 	{
-		int e1, e2, e3, e4, e5, e6;
+		int e1, e2, e3, e4, e5, e6, e7;
 		unsigned long long own, m;
+		char ratio[64];
 
-		if (sscanf(res, "%d %d %d %d %d %d %llx %llx", &e1, &e2, &e3,
-			   &e4, &e5, &e6, &own, &m) != 8) {
+		if (sscanf(res, "%d %d %d %d %d %d %llx %llx %d", &e1, &e2, &e3,
+			   &e4, &e5, &e6, &own, &m, &e7) != 9) {
 			ok(false, "unprivileged child output \"%s\"", res);
 			return;
 		}
@@ -786,6 +921,10 @@ static void test_perm(void)
 		ok(e5 == 0, "nobody writing its own thread: %s", errname(e5));
 		ok(e6 == 0 && own == 0x3, "nobody writing its own process: %s",
 		   errname(e6));
+		get_ratio(self, 0, ratio, sizeof(ratio));
+		ok(e7 == -EPERM && !strstr(ratio, "task"),
+		   "nobody writing a root process's soft_affinity_ratio: %s (\"%s\")",
+		   errname(e7), ratio);
 	}
 }
 
@@ -842,28 +981,65 @@ static void test_process_vs_thread(void)
 	set_soft(self, p[0].tid, "2");
 	ok(soft_of(self, 0) == 0x1 && get_soft_list(self, 0, &m) == 0 &&
 	   m == 0x1, "/proc/PID{,_list} read the leader, not thread 0");
+	ok(all_threads_are(p, NTHREADS, 0xc, p[0].tid) &&
+	   soft_of(self, p[0].tid) == 0x2,
+	   "a thread's own write, made after the process's, wins for that thread only");
 
-	/* All or nothing: one thread's hard mask refuses the new mask. */
+	/* Last written wins: the process request overrides earlier thread writes. */
+	err = set_soft(self, 0, "3\n");
+	ok(!err && all_threads_are(p, NTHREADS, 0x3, 0) &&
+	   soft_of(self, me) == 0x3,
+	   "a process write overrides the threads' earlier own writes (%s)",
+	   errname(err));
+	ok(!strcmp(source_of(self, p[0].tid), "task") &&
+	   !strcmp(source_of(self, me), "task"),
+	   "Cpus_preferred_source: task (%s, %s)", source_of(self, p[0].tid),
+	   source_of(self, me));
+
+	/* A thread clears its own request: the hard mask, not the process's. */
+	err = set_soft_mask(self, p[1].tid, all_cpus);
+	ok(!err && soft_of(self, p[1].tid) == all_cpus &&
+	   !strcmp(source_of(self, p[1].tid), "none") &&
+	   all_threads_are(p, NTHREADS, 0x3, p[1].tid),
+	   "a thread writing its whole hard mask after the process write: that thread has none (%llx, %s), the others keep 0-1",
+	   (unsigned long long)soft_of(self, p[1].tid),
+	   source_of(self, p[1].tid));
+
+	/* The process clears its request, written after a thread's own. */
+	set_soft(self, p[2].tid, "2");
+	err = set_soft_mask(self, 0, all_cpus);
+	ok(!err && all_threads_are(p, NTHREADS, all_cpus, 0) &&
+	   soft_of(self, me) == all_cpus &&
+	   !strcmp(source_of(self, p[2].tid), "none"),
+	   "a process write of the whole hard mask clears every thread, also one that wrote its own before (%llx, %s)",
+	   (unsigned long long)soft_of(self, p[2].tid),
+	   source_of(self, p[2].tid));
+
+	/* One thread's hard mask excludes the request: stored, it falls back. */
 	set_soft(self, 0, "3");
 	set_hard(p[9].tid, 0xc);	/* its preferred mask falls back to c */
 	err = set_soft(self, 0, "1\n");
-	ok(err == -EINVAL, "process write refused by one thread: %s",
+	ok(!err, "process write with one thread's hard mask disjoint: accepted (%s)",
 	   errname(err));
-	ok(all_threads_are(p, NTHREADS, 0x3, p[9].tid) &&
-	   soft_of(self, me) == 0x3 && soft_of(self, p[9].tid) == 0xc,
-	   "... and no thread changed");
+	ok(all_threads_are(p, NTHREADS, 0x1, p[9].tid) &&
+	   soft_of(self, me) == 0x1 && soft_of(self, p[9].tid) == 0xc,
+	   "... every thread prefers 0, the disjoint one its hard mask (%llx)",
+	   (unsigned long long)soft_of(self, p[9].tid));
 	set_hard(p[9].tid, all_cpus);
-	ok(soft_of(self, p[9].tid) == 0x3,
-	   "the refusing thread gets its request back on re-expand");
+	ok(soft_of(self, p[9].tid) == 0x1,
+	   "the disjoint thread gets the process request on re-expand (%llx)",
+	   (unsigned long long)soft_of(self, p[9].tid));
 
-	/* All or nothing: one SCHED_FIFO thread. */
+	/* One SCHED_FIFO thread: stored for it too. */
 	if (set_policy(p[12].tid, SCHED_FIFO, 1) == 0) {
 		err = set_soft(self, 0, "4\n");
-		ok(err == -EINVAL && all_threads_are(p, NTHREADS, 0x3, 0) &&
-		   soft_of(self, me) == 0x3,
-		   "process write with one SCHED_FIFO thread: %s, nothing changed",
+		ok(!err && all_threads_are(p, NTHREADS, 0x4, 0) &&
+		   soft_of(self, me) == 0x4,
+		   "process write with one SCHED_FIFO thread: accepted (%s), every thread has it",
 		   errname(err));
 		set_policy(p[12].tid, SCHED_OTHER, 0);
+		ok(soft_of(self, p[12].tid) == 0x4,
+		   "the FIFO thread back to SCHED_OTHER keeps it");
 	} else {
 		skip("SCHED_FIFO not available", "process write, one FIFO thread");
 	}
@@ -1192,23 +1368,125 @@ static void test_hotplug(void)
 	}
 	m = soft_of(self, tid);
 	h = status_mask(self, tid, "Cpus_allowed");
-	ok((m & ~h) == 0 && (m == 0x4 || m == h),
-	   "CPU 2 offline: preferred %llx within hard %llx", (unsigned long long)m,
-	   (unsigned long long)h);
-	check_einval(tid, "only an offline CPU", "4\n", 2, false);
+	ok(m == eff(0x4, h),
+	   "CPU 2 offline: preferred %llx is request 2 & hard %llx, or the hard mask",
+	   (unsigned long long)m, (unsigned long long)h);
+	/* Accepted since #13: a request of offline CPUs only is stored. */
+	set_soft(self, tid, "1\n");
+	err = set_soft(self, tid, "4\n");
 	h = status_mask(self, tid, "Cpus_allowed");
-	err = set_soft(self, tid, "6\n");
-	ok(!err || (err == -EINVAL && !(h & 0x4)),
-	   "offline CPU 2 plus active CPU 1 accepted if 2 is in the hard mask %llx (%s)",
-	   (unsigned long long)h, errname(err));
-	if (!err)
-		want = 0x6;	/* CPU 2 cannot be written alone while offline */
-
+	m = soft_of(self, tid);
+	ok(!err && m == eff(0x4, h),
+	   "only the offline CPU 2: accepted (%s), reads %llx under hard %llx",
+	   errname(err), (unsigned long long)m, (unsigned long long)h);
 	err = write_str(online, "1");
 	ok(!err, "CPU 2 back online (%s)", errname(err));
 	m = wait_soft(tid, want);
 	ok(m == want, "CPU 2 online: preferred %llx again (%llx)",
 	   (unsigned long long)want, (unsigned long long)m);
+	reset_self();
+}
+
+/* soft_affinity_ratio: formats, default, exact errnos (semantics: 36-preference.t). */
+static void check_ratio_einval(pid_t tid, const char *in, size_t len)
+{
+	char path[96], before[64], after[64];
+	int err;
+
+	get_ratio(self, tid, before, sizeof(before));
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/soft_affinity_ratio",
+		 self, tid);
+	err = write_buf(path, in, len);
+	get_ratio(self, tid, after, sizeof(after));
+	ok(err == -EINVAL && !strcmp(before, after),
+	   "ratio \"%.*s\" (%zu bytes): %s, stays \"%s\"", (int)(len > 40 ? 40 : len),
+	   in, len, errname(err), after);
+}
+
+static void test_ratio(void)
+{
+	static const char *const bad[] = {
+		"0:1", "1:0", "10001:1", "1:10001", "5", "5:", ":5", ":", "a:b",
+		"5:4:3", "-1:1", "5 4", "5/4", "defaults", "Default", "0x5:1",
+		"4294967301:1", "\n", "",
+	};
+	char buf[64], want[64], big[64];
+	pid_t tid = gettid_();
+	long a = 0, p = 0;
+	int err;
+	size_t i;
+
+	read_str("/proc/sys/kernel/sched_allowed", buf, sizeof(buf));
+	a = atol(buf);
+	read_str("/proc/sys/kernel/sched_preferred", buf, sizeof(buf));
+	p = atol(buf);
+	snprintf(want, sizeof(want), "%ld:%ld default", a, p);
+	err = get_ratio(self, 0, buf, sizeof(buf));
+	ok(!err && !strcmp(buf, want),
+	   "/proc/PID/soft_affinity_ratio reads \"%s\", want \"%s\" (%s)", buf,
+	   want, errname(err));
+	err = get_ratio(self, tid, buf, sizeof(buf));
+	ok(!err && !strcmp(buf, want),
+	   "task/TID/soft_affinity_ratio reads \"%s\" (%s)", buf, errname(err));
+	{
+		struct stat st;
+		char path[96];
+
+		snprintf(path, sizeof(path), "/proc/%d/soft_affinity_ratio", self);
+		ok(!stat(path, &st) && (st.st_mode & 0777) == 0666,
+		   "soft_affinity_ratio is mode 0666 (%o)", st.st_mode & 0777);
+	}
+
+	err = set_ratio(self, tid, "5:4\n");
+	get_ratio(self, tid, buf, sizeof(buf));
+	ok(!err && !strcmp(buf, "5:4 task"), "write \"5:4\" reads \"%s\" (%s)",
+	   buf, errname(err));
+	err = set_ratio(self, tid, "10000:10000");
+	get_ratio(self, tid, buf, sizeof(buf));
+	ok(!err && !strcmp(buf, "10000:10000 task"),
+	   "\"10000:10000\" without newline reads \"%s\" (%s)", buf,
+	   errname(err));
+	err = set_ratio(self, tid, "1:1\n");
+	get_ratio(self, tid, buf, sizeof(buf));
+	ok(!err && !strcmp(buf, "1:1 task"), "\"1:1\" reads \"%s\" (%s)", buf,
+	   errname(err));
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		check_ratio_einval(tid, bad[i], strlen(bad[i]));
+	memset(big, ' ', sizeof(big));
+	memcpy(big, "5:4", 3);
+	big[32] = '\n';
+	check_ratio_einval(tid, big, 33);	/* "5:4" and blanks, 33 bytes */
+	ok(soft_of(self, tid) == hard_of(0),
+	   "ratio writes leave the mask alone (%llx)",
+	   (unsigned long long)soft_of(self, tid));
+
+	err = set_ratio(self, tid, "default\n");
+	get_ratio(self, tid, buf, sizeof(buf));
+	ok(!err && !strcmp(buf, want), "\"default\" reads \"%s\" again (%s)",
+	   buf, errname(err));
+	err = set_ratio(self, tid, "default");
+	ok(!err, "\"default\" without newline (%s)", errname(err));
+
+	/* The default follows the sysctls. */
+	if (!write_str("/proc/sys/kernel/sched_allowed", "50")) {
+		get_ratio(self, tid, buf, sizeof(buf));
+		snprintf(want, sizeof(want), "50:%ld default", p);
+		ok(!strcmp(buf, want), "sched_allowed 50: reads \"%s\"", buf);
+		snprintf(buf, sizeof(buf), "%ld", a);
+		write_str("/proc/sys/kernel/sched_allowed", buf);
+	}
+
+	/* A mask write leaves the ratio alone. */
+	set_ratio(self, tid, "7:2");
+	set_soft(self, tid, "3");
+	get_ratio(self, tid, buf, sizeof(buf));
+	ok(!strcmp(buf, "7:2 task") && soft_of(self, tid) == 0x3,
+	   "a mask write leaves the ratio alone (\"%s\")", buf);
+	set_soft_mask(self, tid, all_cpus);
+	get_ratio(self, tid, buf, sizeof(buf));
+	ok(!strcmp(buf, "7:2 task"),
+	   "clearing the mask leaves the ratio alone (\"%s\")", buf);
+	set_ratio(self, tid, "default");
 	reset_self();
 }
 
@@ -1286,6 +1564,7 @@ int main(int argc, char **argv)
 	test_files_and_defaults();
 	test_roundtrip();
 	test_errors();
+	test_outside_hard();
 	test_kthread();
 	test_policies();
 	test_esrch();
@@ -1296,6 +1575,7 @@ int main(int argc, char **argv)
 	test_hard_changes();
 	test_cgroup();
 	test_hotplug();
+	test_ratio();
 	test_sysctl();
 
 	printf("1..%d\n", test_nr);

@@ -8,13 +8,16 @@
  *
  *   writers    random valid and invalid masks, hex and list, to
  *              /proc/PID/soft_affinity{,_list} and task/TID/..., including
- *              threads that are exiting (an fd kept open across the exit)
+ *              threads that are exiting (an fd kept open across the exit);
+ *              valid and invalid ratios to soft_affinity_ratio
  *   setaff     sched_setaffinity() on random target threads
  *   policy     target threads to SCHED_FIFO/RR for a few ms and back to
  *              SCHED_OTHER, BATCH or IDLE
  *   taskset    fork + exec of taskset(1) on random targets
  *   cpuset     cgroup v2 cpuset.cpus edits and moves between two groups,
- *              now and then a partition root (sched domains rebuilt)
+ *              now and then a partition root (sched domains rebuilt);
+ *              their cpuset.cpus.preferred{,.ratio}, valid and invalid
+ *              values, each checked as it reads back
  *   hotplug    CPUs 1..N-1 offline and online (never all of them)
  *   sysctl     sched_preferred / sched_allowed, valid and invalid values
  *   forker     fork, exec(/bin/true), thread storms in the children
@@ -30,16 +33,26 @@
  *              before it counts as a violation (transients are counted).
  *   owner      a process of its own (two threads, one with a narrower hard
  *              mask, in the root cgroup where nothing else changes its hard
- *              mask) that only it writes: after every write, accepted or
- *              not, the preferred mask must be exactly what the kernel's
- *              rule gives for the last accepted request.
+ *              mask) that only it writes, masks and ratios, per thread and
+ *              per process: after every write, accepted or not, each
+ *              thread's preferred mask and ratio must be exactly what the
+ *              model of issue #13 gives (the last written of its own and
+ *              its process's request is in force; the mask shows as
+ *              request & hard, or the hard mask).
+ *   cgowner    a process of its own moved between two cpuset cgroups
+ *              whose cpuset.cpus.preferred{,.ratio} (and their parent's)
+ *              only it writes, valid and invalid values, plus process
+ *              requests: every thread, later ones included, must follow
+ *              its process request, else its cgroup's or the nearest
+ *              ancestor's preference (Cpus_preferred_source, the mask
+ *              and the ratio).
  *
  * Every errno is checked against the documented ones: EINVAL, ESRCH (and
  * ENOENT at open for a thread that is gone).  A string that can never be a
  * valid mask (empty, CPU >= nr_cpu_ids, garbage) must be refused.
  *
  * usage: softaff_stress [-d SECONDS] [-s SEED] [-c CGROUP_A,CGROUP_B]
- *                       [-D softaffd] [-v]
+ *                       [-P PARENT,P0,P1] [-D softaffd] [-v]
  * Prints "key value" counters at the end; exit 1 on any violation.
  */
 #define _GNU_SOURCE
@@ -82,6 +95,9 @@ static unsigned long seed;
 	X(writes_ok) X(writes_einval) X(writes_esrch)		\
 	X(writes_gone) X(writes_exiting)			\
 	X(owner_writes_ok) X(owner_writes_rejected)		\
+	X(ratio_writes_ok) X(ratio_writes_einval)		\
+	X(cgpref_writes_ok) X(cgpref_writes_einval)		\
+	X(cgown_moves) X(cgown_writes) X(checks_cgroup)		\
 	X(setaffinity_ok) X(setaffinity_failed)		\
 	X(taskset_execs) X(taskset_failed)			\
 	X(cpuset_edits) X(cpuset_edits_failed) X(cpuset_moves)	\
@@ -548,6 +564,44 @@ static void check_write_result(const struct mask_case *c, int err,
 	}
 }
 
+static bool make_ratio(uint64_t *s, char *buf, size_t len, unsigned int *a,
+		       unsigned int *p);
+
+/* A valid or invalid ratio to a random target thread or process. */
+static void write_ratio_target(uint64_t *s, pid_t pid)
+{
+	char path[96], val[64];
+	unsigned int a, p;
+	bool valid = make_ratio(s, val, sizeof(val), &a, &p);
+	int err;
+
+	if (rndn(s, 3))
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/soft_affinity_ratio",
+			 pid, random_tid(s, pid));
+	else
+		snprintf(path, sizeof(path), "/proc/%d/soft_affinity_ratio", pid);
+	err = write_file(path, val, strlen(val));
+	switch (err) {
+	case 0:
+		count(C_ratio_writes_ok);
+		if (!valid)
+			violation("ratio \"%s\" to %s accepted", val, path);
+		break;
+	case -EINVAL:
+		count(C_ratio_writes_einval);
+		if (valid)
+			violation("valid ratio \"%s\" to %s refused", val, path);
+		break;
+	case -ESRCH:
+	case -ENOENT:
+		count(C_writes_gone);
+		break;
+	default:
+		violation("ratio \"%s\" to %s: unexpected %s", val, path,
+			  strerror(-err));
+	}
+}
+
 static void *writer(void *arg)
 {
 	uint64_t s = seed * 31 + (uintptr_t)arg;
@@ -561,6 +615,10 @@ static void *writer(void *arg)
 
 		if (!pid)
 			break;
+		if (rndn(&s, 5) == 0) {
+			write_ratio_target(&s, pid);
+			continue;
+		}
 		make_case(&s, &c, list);
 		if (r >= 20)
 			tid = random_tid(&s, pid);
@@ -628,7 +686,7 @@ static void *setaff(void *arg)
 
 /*
  * Policy churn: a target thread goes SCHED_FIFO or SCHED_RR for a few
- * milliseconds (writes to it must fail meanwhile, and the scheduler must
+ * milliseconds (writes to it are stored meanwhile, and the scheduler must
  * ignore its mask), then back to SCHED_OTHER, SCHED_BATCH or SCHED_IDLE.
  */
 static void *policy_churn(void *arg)
@@ -721,17 +779,138 @@ static void *taskset_storm(void *arg)
 
 static char *cgroups[2];
 
+/* cgroup preference files, their own values: "" / mask, "default" / A:P. */
+static int cg_read_pref(const char *dir, uint64_t *m)
+{
+	char path[256], buf[256];
+
+	snprintf(path, sizeof(path), "%s/cpuset.cpus.preferred", dir);
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	return softaff_parse_cpulist64(buf, m);
+}
+
+static int cg_read_ratio(const char *dir, char *out, size_t len)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/cpuset.cpus.preferred.ratio", dir);
+	if (read_file(path, out, len) < 0)
+		return -1;
+	out[strcspn(out, "\n")] = '\0';
+	return 0;
+}
+
+/*
+ * One random write to @dir's cpuset.cpus.preferred or .ratio, valid or
+ * not, with its result checked: a valid value is taken and reads back, an
+ * invalid one gets EINVAL and changes nothing.  Only the caller writes
+ * these files of @dir.  What @dir now has goes to *pref / *ra:*rp (ra 0:
+ * "default").  Returns 0 or -1 (violation).
+ */
+static int cg_pref_edit(uint64_t *s, const char *dir, uint64_t *pref,
+			unsigned int *ra, unsigned int *rp)
+{
+	static const char *const bad[] = {
+		"zz", "0-", "1-0", "a-b", "-1", "0,,x", "0-3:x", "99999999999",
+	};
+	char path[256], val[64], rb[64];
+	unsigned int r = rndn(s, 100);
+	int err;
+
+	if (r < 55) {
+		uint64_t m = 0, got = ~0ULL;
+		bool valid = true;
+
+		if (r < 35)
+			fmt_list(m = random_cpus(s), val, sizeof(val));
+		else if (r < 42)
+			snprintf(val, sizeof(val), "%s", rndn(s, 2) ? "\n" : "");
+		else if (r < 48)
+			snprintf(val, sizeof(val), "%d", ncpus + (int)rndn(s, 60));
+		else
+			snprintf(val, sizeof(val), "%s",
+				 bad[rndn(s, sizeof(bad) / sizeof(*bad))]);
+		valid = r < 42;
+		snprintf(path, sizeof(path), "%s/cpuset.cpus.preferred", dir);
+		err = write_file(path, val, strlen(val));
+		count(err ? C_cgpref_writes_einval : C_cgpref_writes_ok);
+		if (valid && err) {
+			violation("%s: valid \"%s\" refused: %s", path, val,
+				  strerror(-err));
+			return -1;
+		}
+		if (!valid && err != -EINVAL) {
+			violation("%s: invalid \"%s\": %s, not EINVAL", path, val,
+				  err ? strerror(-err) : "accepted");
+			return -1;
+		}
+		if (!err)
+			*pref = m;
+		if (cg_read_pref(dir, &got) || got != *pref) {
+			violation("%s: after \"%s\" (%s) reads %llx, want %llx",
+				  path, val, err ? strerror(-err) : "taken",
+				  (unsigned long long)got,
+				  (unsigned long long)*pref);
+			*pref = got;
+			return -1;
+		}
+		return 0;
+	}
+	{
+		unsigned int a, p;
+		bool valid = make_ratio(s, val, sizeof(val), &a, &p);
+		char want[32];
+
+		snprintf(path, sizeof(path), "%s/cpuset.cpus.preferred.ratio", dir);
+		err = write_file(path, val, strlen(val));
+		count(err ? C_cgpref_writes_einval : C_cgpref_writes_ok);
+		if (valid && err) {
+			violation("%s: valid \"%s\" refused: %s", path, val,
+				  strerror(-err));
+			return -1;
+		}
+		if (!valid && err != -EINVAL) {
+			violation("%s: invalid \"%s\": %s, not EINVAL", path, val,
+				  err ? strerror(-err) : "accepted");
+			return -1;
+		}
+		if (!err) {
+			*ra = a;
+			*rp = p;
+		}
+		if (*ra)
+			snprintf(want, sizeof(want), "%u:%u", *ra, *rp);
+		else
+			snprintf(want, sizeof(want), "default");
+		if (cg_read_ratio(dir, rb, sizeof(rb)) || strcmp(rb, want)) {
+			violation("%s: after \"%s\" (%s) reads \"%s\", want \"%s\"",
+				  path, val, err ? strerror(-err) : "taken", rb,
+				  want);
+			if (sscanf(rb, "%u:%u", ra, rp) != 2)
+				*ra = 0;
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static void *cpuset_editor(void *arg)
 {
 	uint64_t s = seed * 43 + (uintptr_t)arg;
 	char path[256], val[64];
+	uint64_t pref[2] = { 0, 0 };
+	unsigned int ra[2] = { 0, 0 }, rp[2] = { 0, 0 };
 
 	while (!stop) {
 		int g = rndn(&s, 2);
 		unsigned int r = rndn(&s, 100);
 		int err;
 
-		if (r < 4) {
+		if (r >= 70) {
+			/* The groups' preferences (only we write them). */
+			cg_pref_edit(&s, cgroups[g], &pref[g], &ra[g], &rp[g]);
+		} else if (r < 4) {
 			/* A partition root rebuilds the sched domains. */
 			snprintf(path, sizeof(path), "%s/cpuset.cpus.partition",
 				 cgroups[g]);
@@ -1123,14 +1302,26 @@ static void *checker(void *arg)
 
 /* --- the owner: an exact model of tasks nobody else touches --------------- */
 
+/*
+ * The model of issue #13: a thread's own request and its process's are kept
+ * apart, and the one written last is in force (masks and ratios each on
+ * their own).  A thread shows request & hard, or its hard mask when there
+ * is no request or they are disjoint.
+ */
 struct owned {
 	pid_t tid;
 	uint64_t hard;		/* fixed: root cgroup, no other writer */
-	uint64_t req;		/* last accepted request, within hard */
-	bool req_set;		/* soft affinity on: req != hard */
+	uint64_t req;		/* its own last accepted request (0: none) */
+	unsigned long seq;	/* when it was written */
+	unsigned int ra, rp;	/* its own ratio (ra 0: none) */
+	unsigned long rseq;
 };
 
 static pid_t owned_pid;
+static uint64_t own_proc_req;		/* the process's request (0: none) */
+static unsigned long own_proc_seq, own_seq;
+static unsigned int own_proc_ra, own_proc_rp;
+static unsigned long own_proc_rseq;
 
 static void *owned_narrow(void *arg)
 {
@@ -1145,8 +1336,8 @@ static void *owned_narrow(void *arg)
 
 /*
  * The owned process: the leader sleeps with the full hard mask, a second
- * thread spins on CPUs 0-1, so a whole-process write of a mask outside 0-1
- * must fail for both threads and change neither.
+ * thread spins on CPUs 0-1, so a whole-process request outside 0-1 is
+ * stored for both and shows as 0-1 in the second.
  */
 static pid_t start_owned(void)
 {
@@ -1162,7 +1353,8 @@ static pid_t start_owned(void)
 		/*
 		 * Into the root cgroup, before the masks are set (attaching
 		 * resets them): cpuset leaves the hard masks of tasks in the
-		 * top cpuset alone on hotplug.
+		 * top cpuset alone on hotplug, and the root cgroup has no
+		 * preference.
 		 */
 		{
 			int fd = open("/sys/fs/cgroup/cgroup.procs", O_WRONLY);
@@ -1187,13 +1379,40 @@ static pid_t start_owned(void)
 /* The effective mask the kernel must show for @o. */
 static uint64_t expected(const struct owned *o)
 {
-	return o->req_set ? o->req : o->hard;
+	uint64_t req = o->seq > own_proc_seq ? o->req : own_proc_req;
+
+	return (req & o->hard) ? req & o->hard : o->hard;
 }
 
-static void owner_accept(struct owned *o, uint64_t m)
+static int read_ratio(pid_t pid, pid_t tid, char *out, size_t len)
 {
-	o->req = m;
-	o->req_set = m != o->hard;
+	char path[96];
+
+	if (tid)
+		snprintf(path, sizeof(path),
+			 "/proc/%d/task/%d/soft_affinity_ratio", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/soft_affinity_ratio",
+			 pid);
+	if (read_file(path, out, len) < 0)
+		return -1;
+	out[strcspn(out, "\n")] = '\0';
+	return 0;
+}
+
+/* "A:P task" -> a, p; "A:P default" -> a = 0; -1 if neither. */
+static int parse_ratio(const char *s, unsigned int *a, unsigned int *p)
+{
+	char src[16];
+
+	if (sscanf(s, "%u:%u %15s", a, p, src) != 3 || *a < 1 || *a > 10000 ||
+	    *p < 1 || *p > 10000)
+		return -1;
+	if (!strcmp(src, "default")) {
+		*a = *p = 0;
+		return 0;
+	}
+	return strcmp(src, "task") ? -1 : 0;
 }
 
 /* Compare both views of @o with the model; -1 if it does not match. */
@@ -1201,11 +1420,14 @@ static int owner_verify(struct owned *o, const char *what,
 			const struct mask_case *c, int err)
 {
 	uint64_t locked, want = expected(o);
+	unsigned int a, p, wa, wp;
+	char ratio[64];
 	struct view v;
 
 	count(C_checks_owner);
 	if (read_soft_list(owned_pid, o->tid, &locked) ||
-	    read_status(owned_pid, o->tid, &v)) {
+	    read_status(owned_pid, o->tid, &v) ||
+	    read_ratio(owned_pid, o->tid, ratio, sizeof(ratio))) {
 		violation("owned task %d vanished", o->tid);
 		return -1;
 	}
@@ -1214,7 +1436,6 @@ static int owner_verify(struct owned *o, const char *what,
 			  o->tid, (unsigned long long)o->hard,
 			  (unsigned long long)v.hard);
 		o->hard = v.hard;
-		o->req_set = false;
 		return -1;
 	}
 	if (locked != want || v.pref != want) {
@@ -1225,10 +1446,56 @@ static int owner_verify(struct owned *o, const char *what,
 			  (unsigned long long)v.pref,
 			  (unsigned long long)want);
 		/* Resynchronise so one bug is reported once. */
-		owner_accept(o, locked);
+		o->req = locked;
+		o->seq = ++own_seq;
+		return -1;
+	}
+	if (o->rseq > own_proc_rseq) {
+		wa = o->ra;
+		wp = o->rp;
+	} else {
+		wa = own_proc_ra;
+		wp = own_proc_rp;
+	}
+	/* sysctl_churn changes the default's numbers: only its source counts. */
+	if (parse_ratio(ratio, &a, &p) || a != wa || (wa && p != wp)) {
+		violation("owned task %d after %s \"%.*s\" (%s): ratio \"%s\", want %u:%u %s",
+			  o->tid, what, (int)c->len, c->buf,
+			  err ? strerror(-err) : "accepted", ratio, wa, wp,
+			  wa ? "task" : "(default)");
+		if (parse_ratio(ratio, &a, &p) == 0) {
+			o->ra = a;
+			o->rp = p;
+			o->rseq = ++own_seq;
+		}
 		return -1;
 	}
 	return 0;
+}
+
+/* A ratio to write: valid ("A:P", "default") or not; *a 0 for "default". */
+static bool make_ratio(uint64_t *s, char *buf, size_t len, unsigned int *a,
+		       unsigned int *p)
+{
+	static const char *const bad[] = {
+		"0:1", "1:0", "10001:1", "1:10001", "5", "5:", ":5", "a:b", "",
+		"\n", "-1:1", "5:4:3", "default5", "1:1 1", "4294967297:1",
+	};
+	unsigned int r = rndn(s, 100);
+
+	if (r < 60) {
+		*a = 1 + rndn(s, 10000);
+		*p = 1 + rndn(s, 10000);
+		snprintf(buf, len, "%u:%u%s", *a, *p, rndn(s, 2) ? "\n" : "");
+		return true;
+	}
+	if (r < 75) {
+		*a = *p = 0;
+		snprintf(buf, len, "default%s", rndn(s, 2) ? "\n" : "");
+		return true;
+	}
+	snprintf(buf, len, "%s", bad[rndn(s, sizeof(bad) / sizeof(*bad))]);
+	return false;
 }
 
 static void *owner(void *arg)
@@ -1240,6 +1507,7 @@ static void *owner(void *arg)
 
 	if (owned_pid <= 0)
 		return NULL;
+	memset(o, 0, sizeof(o));
 	/* Wait for the second thread and its narrow hard mask. */
 	for (i = 0; i < 500; i++) {
 		struct view v;
@@ -1271,8 +1539,6 @@ static void *owner(void *arg)
 		}
 		o[0].hard = v.hard;
 	}
-	for (i = 0; i < 2; i++)
-		o[i].req_set = false;
 	if (owner_verify(&o[0], "start", &(struct mask_case){ 0 }, 0) ||
 	    owner_verify(&o[1], "start", &(struct mask_case){ 0 }, 0))
 		return NULL;
@@ -1280,9 +1546,47 @@ static void *owner(void *arg)
 	while (!stop) {
 		struct mask_case c;
 		int which = rndn(&s, 3), err;
-		bool list = rndn(&s, 2);
-		uint64_t hard_all;
+		bool list = rndn(&s, 2), ratio = rndn(&s, 4) == 0;
 		char path[96];
+
+		if (ratio) {
+			unsigned int a, p;
+			bool valid;
+
+			valid = make_ratio(&s, c.buf, sizeof(c.buf), &a, &p);
+			c.len = strlen(c.buf);
+			if (which < 2)
+				snprintf(path, sizeof(path),
+					 "/proc/%d/task/%d/soft_affinity_ratio",
+					 owned_pid, o[which].tid);
+			else
+				snprintf(path, sizeof(path),
+					 "/proc/%d/soft_affinity_ratio", owned_pid);
+			err = write_file(path, c.buf, c.len);
+			count(err ? C_owner_writes_rejected : C_owner_writes_ok);
+			if (valid && err)
+				violation("owned %s: valid \"%.*s\" refused: %s",
+					  path, (int)c.len, c.buf, strerror(-err));
+			if (!valid && err != -EINVAL)
+				violation("owned %s: invalid \"%.*s\": %s, not EINVAL",
+					  path, (int)c.len, c.buf,
+					  err ? strerror(-err) : "accepted");
+			if (!err && valid) {
+				own_seq++;
+				if (which < 2) {
+					o[which].ra = a;
+					o[which].rp = p;
+					o[which].rseq = own_seq;
+				} else {
+					own_proc_ra = a;
+					own_proc_rp = p;
+					own_proc_rseq = own_seq;
+				}
+			}
+			owner_verify(&o[0], "ratio write", &c, err);
+			owner_verify(&o[1], "ratio write", &c, err);
+			continue;
+		}
 
 		make_case(&s, &c, list);
 		if (which < 2)
@@ -1300,37 +1604,35 @@ static void *owner(void *arg)
 		if (!err && c.must_fail)
 			violation("owned %s: invalid \"%.*s\" accepted", path,
 				  (int)c.len, c.buf);
-
-		/*
-		 * A known mask within every written thread's hard mask that
-		 * holds CPU 0 (never offline) must be accepted; one outside
-		 * the hard mask must be refused.
-		 */
-		hard_all = which < 2 ? o[which].hard : o[0].hard & o[1].hard;
-		if (c.known && !(c.mask & ~hard_all) && (c.mask & 1) && err)
+		/* Since #13 a clean mask is stored, within the hard mask or not. */
+		if (c.known && err)
 			violation("owned %s: valid \"%.*s\" refused: %s", path,
 				  (int)c.len, c.buf, strerror(-err));
-		if (c.known && (c.mask & ~hard_all) && !err)
-			violation("owned %s: \"%.*s\" outside hard mask %llx accepted",
-				  path, (int)c.len, c.buf,
-				  (unsigned long long)hard_all);
 
-		for (i = 0; i < 2; i++) {
-			if (err || (which < 2 && which != i))
-				continue;
-			if (c.known) {
-				owner_accept(&o[i], c.mask);
-			} else {
-				/* An accepted odd spelling: take what the
-				 * kernel stored, it must lie within hard. */
-				uint64_t m;
+		if (!err) {
+			uint64_t m = c.mask;
 
-				if (read_soft_list(owned_pid, o[i].tid, &m) ||
-				    !m || (m & ~o[i].hard))
+			if (!c.known) {
+				/*
+				 * An accepted odd spelling: take what the
+				 * kernel stored, as the written level shows
+				 * it (the leader's hard mask is every CPU,
+				 * so it shows a process request as it is).
+				 */
+				pid_t t = which < 2 ? o[which].tid : owned_pid;
+
+				if (read_soft_list(owned_pid, t, &m) || !m)
 					violation("owned %d: \"%.*s\" stored %llx",
-						  o[i].tid, (int)c.len, c.buf,
+						  t, (int)c.len, c.buf,
 						  (unsigned long long)m);
-				owner_accept(&o[i], m);
+			}
+			own_seq++;
+			if (which < 2) {
+				o[which].req = m;
+				o[which].seq = own_seq;
+			} else {
+				own_proc_req = m;
+				own_proc_seq = own_seq;
 			}
 		}
 		owner_verify(&o[0], which < 2 ? "thread write" : "process write",
@@ -1343,13 +1645,262 @@ static void *owner(void *arg)
 	return NULL;
 }
 
+/* --- the cgroup owner: preferences that come from cgroups ----------------- */
+
+/*
+ * A process of its own ("stress-cgown": a sleeping leader and a churn of
+ * short-lived threads) that only this actor moves, between two cgroups
+ * P0 and P1 under a parent PARENT whose preference files only this actor
+ * writes.  After every step every thread of it must show what the model
+ * gives: its process request if it has one (source "task"), else its
+ * cgroup's own preference or the parent's (source "cgroup"), else none;
+ * the mask is that & its hard mask, or the hard mask; the ratio likewise
+ * ("A:P task", "A:P cgroup" or "... default").  The hard mask is the
+ * cpuset's and changes with hotplug and partitions: it is read with the
+ * preferred mask, and a mismatch must persist over 100 ms to count.
+ */
+static char *pcg[3];		/* parent, P0, P1 */
+static pid_t cgown_pid;
+
+static void *cgown_short(void *arg)
+{
+	sleep_us((long)(uintptr_t)arg);
+	return NULL;
+}
+
+static pid_t start_cgown(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		uint64_t s = seed * 89 + 1;
+		pthread_attr_t attr;
+		pthread_t t;
+
+		prctl(PR_SET_NAME, "stress-cgown");
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, 64 * 1024);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		for (;;) {
+			pthread_create(&t, &attr, cgown_short,
+				       (void *)(uintptr_t)(20000 + rndn(&s, 100000)));
+			sleep_us(10000 + rndn(&s, 30000));
+		}
+	}
+	return pid;
+}
+
+struct cgmodel {
+	uint64_t pref[3];		/* own cpuset.cpus.preferred (0: none) */
+	unsigned int ra[3], rp[3];	/* own ratio (ra 0: default) */
+	int where;			/* 1: P0, 2: P1 */
+	uint64_t req;			/* process request (0: none) */
+	unsigned int pra, prp;		/* process ratio (pra 0: none) */
+};
+
+static int read_source(pid_t pid, pid_t tid, char *out, size_t len)
+{
+	char path[64], buf[STATUS_MAX], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	p = strstr(buf, "\nCpus_preferred_source:\t");
+	if (!p)
+		return -1;
+	snprintf(out, len, "%s", p + 24);
+	out[strcspn(out, "\n")] = '\0';
+	return 0;
+}
+
+/* 1 if thread @tid matches the model, 0 if not (in *why), -1 if gone. */
+static int cgown_match(const struct cgmodel *m, pid_t tid, char *why,
+		       size_t len)
+{
+	uint64_t cg = m->pref[m->where] ? m->pref[m->where] : m->pref[0];
+	unsigned int cra = m->ra[m->where] ? m->ra[m->where] : m->ra[0];
+	unsigned int crp = m->ra[m->where] ? m->rp[m->where] : m->rp[0];
+	const char *wsrc = m->req ? "task" : cg ? "cgroup" : "none";
+	uint64_t req = m->req ? m->req : cg, want;
+	char src[32], ratio[64], wratio[64], rsrc[16];
+	struct view a, b;
+	unsigned int ga, gp;
+
+	if (read_status(cgown_pid, tid, &a) ||
+	    read_source(cgown_pid, tid, src, sizeof(src)) ||
+	    read_ratio(cgown_pid, tid, ratio, sizeof(ratio)) ||
+	    read_status(cgown_pid, tid, &b))
+		return -1;
+	if (a.hard != b.hard || a.pref != b.pref) {
+		snprintf(why, len, "hard or preferred mask changed while read");
+		return 0;
+	}
+	want = (req & a.hard) ? req & a.hard : a.hard;
+	if (m->pra)
+		snprintf(wratio, sizeof(wratio), "%u:%u task", m->pra, m->prp);
+	else if (cra)
+		snprintf(wratio, sizeof(wratio), "%u:%u cgroup", cra, crp);
+	else
+		snprintf(wratio, sizeof(wratio), "default");
+	if (sscanf(ratio, "%u:%u %15s", &ga, &gp, rsrc) != 3)
+		rsrc[0] = '\0';
+	if (a.pref != want || strcmp(src, wsrc) ||
+	    (m->pra || cra ? strcmp(ratio, wratio) : strcmp(rsrc, "default"))) {
+		snprintf(why, len,
+			 "preferred %llx source %s ratio \"%s\"; want %llx %s \"%s\" (hard %llx, in P%d)",
+			 (unsigned long long)a.pref, src, ratio,
+			 (unsigned long long)want, wsrc, wratio,
+			 (unsigned long long)a.hard, m->where - 1);
+		return 0;
+	}
+	return 1;
+}
+
+static void cgown_verify(const struct cgmodel *m, const char *after)
+{
+	pid_t tids[MAX_TIDS];
+	int n = list_tids(cgown_pid, tids, MAX_TIDS), j, i;
+
+	for (j = 0; j < n && !stop; j++) {
+		char why[256];
+		int r = 0;
+
+		count(C_checks_cgroup);
+		for (i = 0; i < 10; i++) {
+			r = cgown_match(m, tids[j], why, sizeof(why));
+			if (r)
+				break;
+			sleep_us(10000);
+		}
+		if (r == 0)
+			violation("cgroup-owned %d/%d after %s: %s", cgown_pid,
+				  tids[j], after, why);
+		else if (i)
+			count(C_transients);
+	}
+}
+
+static int cgown_move(int where)
+{
+	char path[256], val[16];
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", pcg[where]);
+	snprintf(val, sizeof(val), "%d", cgown_pid);
+	return write_file(path, val, strlen(val));
+}
+
+static void *cgowner(void *arg)
+{
+	uint64_t s = seed * 97 + (uintptr_t)arg;
+	struct cgmodel m;
+	char what[96];
+
+	memset(&m, 0, sizeof(m));
+	if (cgown_pid <= 0 || cgown_move(1)) {
+		violation("cgroup-owned process not started or not moved to %s",
+			  pcg[1]);
+		return NULL;
+	}
+	m.where = 1;
+	cgown_verify(&m, "start in P0");
+	while (!stop) {
+		unsigned int r = rndn(&s, 100);
+
+		if (r < 45) {
+			int k = rndn(&s, 3);
+
+			cg_pref_edit(&s, pcg[k], &m.pref[k], &m.ra[k], &m.rp[k]);
+			snprintf(what, sizeof(what), "a preference edit of %s",
+				 k ? (k == 1 ? "P0" : "P1") : "the parent");
+		} else if (r < 65) {
+			int to = m.where == 1 ? 2 : 1;
+			int err = cgown_move(to);
+
+			if (err) {
+				violation("move of the cgroup-owned process to %s: %s",
+					  pcg[to], strerror(-err));
+				continue;
+			}
+			count(C_cgown_moves);
+			m.where = to;
+			snprintf(what, sizeof(what), "a move to P%d", to - 1);
+		} else if (r < 80) {
+			/* Its process request: CPU 0 and more, or cleared. */
+			bool clear = rndn(&s, 3) == 0;
+			uint64_t req = clear ? all_mask : 1 | random_cpus(&s);
+			char path[64], val[160], src[32];
+			struct view before, after;
+			int err;
+
+			fmt_list(req, val, sizeof(val));
+			snprintf(path, sizeof(path), "/proc/%d/soft_affinity_list",
+				 cgown_pid);
+			if (read_status(cgown_pid, cgown_pid, &before))
+				break;
+			err = write_file(path, val, strlen(val));
+			count(C_cgown_writes);
+			if (err) {
+				violation("cgroup-owned: %s \"%s\": %s", path, val,
+					  strerror(-err));
+				continue;
+			}
+			if (read_status(cgown_pid, cgown_pid, &after) ||
+			    read_source(cgown_pid, cgown_pid, src, sizeof(src)))
+				break;
+			/* A mask covering the hard mask clears the request. */
+			if (clear || strcmp(src, "task")) {
+				if (!clear && (before.hard & ~req) &&
+				    (after.hard & ~req))
+					violation("cgroup-owned: \"%s\" under hard %llx not stored (source %s)",
+						  val, (unsigned long long)after.hard,
+						  src);
+				m.req = 0;
+			} else {
+				m.req = req;
+			}
+			snprintf(what, sizeof(what), "process request \"%s\"", val);
+		} else if (r < 92) {
+			char path[64], val[64];
+			unsigned int a, p;
+			int err;
+
+			if (!make_ratio(&s, val, sizeof(val), &a, &p))
+				snprintf(val, sizeof(val), "default");
+			if (!strncmp(val, "default", 7))
+				a = p = 0;
+			snprintf(path, sizeof(path), "/proc/%d/soft_affinity_ratio",
+				 cgown_pid);
+			err = write_file(path, val, strlen(val));
+			count(C_cgown_writes);
+			if (err) {
+				violation("cgroup-owned: %s \"%s\": %s", path, val,
+					  strerror(-err));
+				continue;
+			}
+			m.pra = a;
+			m.prp = p;
+			snprintf(what, sizeof(what), "process ratio \"%.*s\"",
+				 (int)strcspn(val, "\n"), val);
+		} else {
+			sleep_us(rndn(&s, 20000));
+			snprintf(what, sizeof(what), "a pause (threads come and go)");
+		}
+		cgown_verify(&m, what);
+	}
+	return NULL;
+}
+
 /* --- main ---------------------------------------------------------------- */
 
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: softaff_stress [-d SECONDS] [-s SEED] [-t TARGETS]\n"
-		"                      [-c CGROUP_A,CGROUP_B] [-D] [-v]\n"
+		"                      [-c CGROUP_A,CGROUP_B] [-P PARENT,P0,P1] [-D] [-v]\n"
+		"  -c  cpuset cgroups to edit (cpus, partitions, preferences) and move targets between\n"
+		"  -P  a cpuset cgroup and two children whose preferences and members only the\n"
+		"      cgroup owner changes (exact model of cgroup preferences)\n"
 		"  -D  also reload and restart softaffd (systemctl)\n");
 	exit(2);
 }
@@ -1374,6 +1925,7 @@ int main(int argc, char **argv)
 		{ softaffd_churn, "softaffd", 1 },
 		{ checker, "checker", 2 },
 		{ owner, "owner", 1 },
+		{ cgowner, "cgowner", 1 },
 	};
 	pthread_t threads[32];
 	int nthreads = 0;
@@ -1381,7 +1933,7 @@ int main(int argc, char **argv)
 	char *c;
 
 	seed = (unsigned long)time(NULL) ^ (unsigned long)getpid();
-	while ((opt = getopt(argc, argv, "d:s:t:c:Dv")) != -1) {
+	while ((opt = getopt(argc, argv, "d:s:t:c:P:Dv")) != -1) {
 		switch (opt) {
 		case 'd': duration = atoi(optarg); break;
 		case 's': seed = strtoul(optarg, NULL, 0); break;
@@ -1393,6 +1945,17 @@ int main(int argc, char **argv)
 				usage();
 			*c = '\0';
 			cgroups[1] = c + 1;
+			break;
+		case 'P':
+			pcg[0] = strdup(optarg);
+			pcg[1] = strchr(pcg[0], ',');
+			if (!pcg[1])
+				usage();
+			*pcg[1]++ = '\0';
+			pcg[2] = strchr(pcg[1], ',');
+			if (!pcg[2])
+				usage();
+			*pcg[2]++ = '\0';
 			break;
 		case 'D': softaffd = true; break;
 		case 'v': verbose = true; break;
@@ -1417,6 +1980,8 @@ int main(int argc, char **argv)
 	start_targets(ntgt);
 	/* Before hotplug starts: its hard masks are all CPUs and 0-1. */
 	owned_pid = start_owned();
+	if (pcg[0])
+		cgown_pid = start_cgown();
 	if (cgroups[0]) {
 		/* Half of the targets in each group to start with. */
 		for (i = 0; i < ntargets; i++) {
@@ -1437,6 +2002,8 @@ int main(int argc, char **argv)
 		if (actors[i].fn == cpuset_editor && !cgroups[0])
 			continue;
 		if (actors[i].fn == softaffd_churn && !softaffd)
+			continue;
+		if (actors[i].fn == cgowner && !pcg[0])
 			continue;
 		for (j = 0; j < actors[i].n && nthreads < 32; j++)
 			if (pthread_create(&threads[nthreads], NULL,
@@ -1478,6 +2045,8 @@ int main(int argc, char **argv)
 		kill(targets[i].pid, SIGKILL);
 	if (owned_pid > 0)
 		kill(owned_pid, SIGKILL);
+	if (cgown_pid > 0)
+		kill(cgown_pid, SIGKILL);
 	while (wait(NULL) > 0)
 		;
 
