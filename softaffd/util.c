@@ -19,12 +19,18 @@ void roots_default(struct roots *r)
 
 ssize_t read_file(const char *path, char *buf, size_t size)
 {
+	return read_file_at(AT_FDCWD, path, buf, size);
+}
+
+ssize_t read_file_at(int dfd, const char *path, char *buf, size_t size)
+{
 	size_t off = 0;
 	int fd;
 
 	if (!size)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO planted where a file is expected must not hang. */
+	fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	while (off < size - 1) {
@@ -49,11 +55,16 @@ ssize_t read_file(const char *path, char *buf, size_t size)
 
 int write_file(const char *path, const char *data, size_t len)
 {
+	return write_file_at(AT_FDCWD, path, data, len);
+}
+
+int write_file_at(int dfd, const char *path, const char *data, size_t len)
+{
 	ssize_t n;
 	int fd, r = 0;
 
 	/* O_TRUNC as a shell redirect does: procfs ignores it, files need it. */
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+	fd = openat(dfd, path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	do

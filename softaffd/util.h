@@ -24,8 +24,11 @@ void roots_default(struct roots *r);
  * Returns the length or -errno.  Never logs.
  */
 ssize_t read_file(const char *path, char *buf, size_t size);
+/* The same relative to a directory fd (AT_FDCWD for none). */
+ssize_t read_file_at(int dfd, const char *path, char *buf, size_t size);
 /* Write data with a single write(2), as procfs expects.  0 or -errno. */
 int write_file(const char *path, const char *data, size_t len);
+int write_file_at(int dfd, const char *path, const char *data, size_t len);
 /* Write to path.tmp then rename over path. 0 or -errno. */
 int write_file_atomic(const char *path, const char *data, size_t len);
 

@@ -398,7 +398,6 @@ if [ -n "$NOTIFY" ]; then
 	SNPID=$!
 	wait_for "[ -S '$WORK/s.sock' ]"
 	: > "$WORK/slog"
-	t_start=$(date +%s.%N)
 	NOTIFY_SOCKET=$WORK/s.sock WATCHDOG_USEC=$WD \
 		"$SAN" -c "$WORK/s.conf" --sys-root "$CONFDIR/sys" \
 		--proc-root "$S" --run-dir "$WORK/srun" > /dev/null \
@@ -428,9 +427,15 @@ if [ -n "$NOTIFY" ]; then
 	wait $SPID
 	src=$?
 	wait $SNPID
-	# Largest gap between pings, the first counted from the start.
-	gap=$(awk -v t=$t_start '/ WATCHDOG=1$/ { if ($1 - t > g) g = $1 - t; t = $1 }
+	# Largest gap between pings, the first counted from READY=1: that
+	# is when systemd starts the watchdog of a Type=notify service.
+	gap=$(awk '/ READY=1$/ && !r { r = 1; t = $1 }
+		r && / WATCHDOG=1$/ { if ($1 - t > g) g = $1 - t; t = $1 }
 		/STOPPING=1/ { exit } END { printf "%d", g * 1000 }' "$WORK/stimes")
+	awk '/ WATCHDOG=1$/ { if (t) printf "%d\n", ($1 - t) * 1000; t = $1 }' \
+		"$WORK/stimes" | sort -n | tail -n 3 | tr '\n' ' ' |
+		sed 's/^/# largest ping gaps (ms, any phase): /'
+	echo
 	stop_ms=$(awk -v t=$t_term '/STOPPING=1/ { printf "%d", ($1 - t) * 1000 }' "$WORK/stimes")
 	reloads=$(grep -c '^RELOADING=1' "$WORK/snotify")
 	echo "# starved storm: $(grep -c 'WATCHDOG=1' "$WORK/snotify") pings, largest gap $gap ms, $reloads reloads, STOPPING $stop_ms ms after SIGTERM"

@@ -5,6 +5,7 @@
  * function that can fail on demand.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,8 @@
 #include "procfs.h"
 #include "rules.h"
 #include "sampler.h"
+#include "status.h"
+#include "sysctl.h"
 #include "topology.h"
 #include "util.h"
 
@@ -167,23 +170,60 @@ static const char *soft_of(int pid, int tid)
 static int fake_err;	/* next writes fail with this */
 static int fake_writes; /* attempted writes */
 
-static int fake_write(const char *path, const char *data, size_t len)
+static int fake_write(int dfd, const char *path, const char *data, size_t len)
 {
 	FILE *f;
+	int fd;
 
 	fake_writes++;
 	if (fake_err)
 		return fake_err;
 	/* procfs ignores the offset; a plain file must be truncated. */
-	f = fopen(path, "r+");
-	if (!f)
+	fd = openat(dfd, path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
+	f = fdopen(fd, "r+");
+	if (!f) {
+		close(fd);
+		return -errno;
+	}
 	if (ftruncate(fileno(f), 0) < 0 || fwrite(data, 1, len, f) != len) {
 		fclose(f);
 		return -EIO;
 	}
 	fclose(f);
 	return 0;
+}
+
+/* aff_apply_thread() and aff_restore_thread() on the fixture's pid. */
+static enum aff_result apply_t(int pid, int tid, const struct cpuset *target,
+			       enum aff_claim claim, bool dry_run, int *err)
+{
+	int pfd = procfs_open_pid(proc, pid);
+	enum aff_result r;
+
+	if (pfd < 0) {
+		*err = pfd;
+		return aff_classify(pfd);
+	}
+	r = aff_apply_thread(pfd, tid, target, claim, dry_run, err);
+	close(pfd);
+	return r;
+}
+
+static enum aff_result restore_t(int pid, int tid, const struct cpuset *target,
+				 bool dry_run, int *err)
+{
+	int pfd = procfs_open_pid(proc, pid);
+	enum aff_result r;
+
+	if (pfd < 0) {
+		*err = pfd;
+		return aff_classify(pfd);
+	}
+	r = aff_restore_thread(pfd, tid, target, dry_run, err);
+	close(pfd);
+	return r;
 }
 
 /* An empty fixture tree, writes through the fake seam that succeeds. */
@@ -648,71 +688,71 @@ static void test_affinity(void)
 
 	/* Plain apply, then the same again is skipped without a write. */
 	mktask(100, 100, "worker", 1, 0, "0-3", "0-3\n");
-	CHECK(aff_apply_thread(proc, 100, 100, &target, AFF_ADOPT, false,
+	CHECK(apply_t(100, 100, &target, AFF_ADOPT, false,
 			       &err) == AFF_WRITTEN);
 	CHECK_STR(soft_of(100, 100), "0-1\n");
 	CHECK(fake_writes == 1);
-	CHECK(aff_apply_thread(proc, 100, 100, &target, AFF_ADOPT, false,
+	CHECK(apply_t(100, 100, &target, AFF_ADOPT, false,
 			       &err) == AFF_UNCHANGED);
 	CHECK(fake_writes == 1);
 
 	/* Target is intersected with the hard mask. */
 	mktask(101, 101, "w", 1, 0, "1-3", "1-3\n");
-	CHECK(aff_apply_thread(proc, 101, 101, &target, AFF_ADOPT, false,
+	CHECK(apply_t(101, 101, &target, AFF_ADOPT, false,
 			       &err) == AFF_WRITTEN);
 	CHECK_STR(soft_of(101, 101), "1\n");
 
 	/* Empty intersection: no write. */
 	mktask(102, 102, "w", 1, 0, "2-3", "2-3\n");
 	fake_writes = 0;
-	CHECK(aff_apply_thread(proc, 102, 102, &target, AFF_ADOPT, false,
+	CHECK(apply_t(102, 102, &target, AFF_ADOPT, false,
 			       &err) == AFF_EMPTY);
 	CHECK(fake_writes == 0);
 
 	/* RT thread: skipped before the kernel has to say EINVAL. */
 	mktask(103, 103, "rt", 1, 1, "0-3", "0-3\n");
-	CHECK(aff_apply_thread(proc, 103, 103, &target, AFF_ADOPT, false,
+	CHECK(apply_t(103, 103, &target, AFF_ADOPT, false,
 			       &err) == AFF_RT);
 	CHECK(fake_writes == 0);
 
 	/* Dry run decides but does not write. */
 	mktask(104, 104, "w", 1, 0, "0-3", "0-3\n");
-	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, true,
+	CHECK(apply_t(104, 104, &target, AFF_ADOPT, true,
 			       &err) == AFF_WRITTEN);
 	CHECK(fake_writes == 0);
 	CHECK_STR(soft_of(104, 104), "0-3\n");
 
 	/* Error classes from the write seam. */
 	fake_err = -EPERM;
-	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, false,
+	CHECK(apply_t(104, 104, &target, AFF_ADOPT, false,
 			       &err) == AFF_EPERM &&
 	      err == -EPERM);
 	fake_err = -EINVAL;
-	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, false,
+	CHECK(apply_t(104, 104, &target, AFF_ADOPT, false,
 			       &err) == AFF_EINVAL);
 	fake_err = -ESRCH;
-	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, false,
+	CHECK(apply_t(104, 104, &target, AFF_ADOPT, false,
 			       &err) == AFF_GONE);
 	fake_err = -EIO;
-	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, false,
+	CHECK(apply_t(104, 104, &target, AFF_ADOPT, false,
 			       &err) == AFF_ERROR &&
 	      err == -EIO);
 	fake_err = 0;
 	/* A thread that vanished: gone, silently. */
-	CHECK(aff_apply_thread(proc, 104, 999, &target, AFF_ADOPT, false,
+	CHECK(apply_t(104, 999, &target, AFF_ADOPT, false,
 			       &err) == AFF_GONE);
 	CHECK(aff_classify(-ENOENT) == AFF_GONE);
 	CHECK(aff_classify(-EACCES) == AFF_EPERM);
 
 	/* Restore: ours is reset to the hard mask ... */
-	CHECK(aff_restore_thread(proc, 100, 100, &target, false, &err) ==
+	CHECK(restore_t(100, 100, &target, false, &err) ==
 	      AFF_WRITTEN);
 	CHECK_STR(soft_of(100, 100), "0-3\n");
-	CHECK(aff_restore_thread(proc, 100, 100, &target, false, &err) ==
+	CHECK(restore_t(100, 100, &target, false, &err) ==
 	      AFF_UNCHANGED);
 	/* ... and a mask someone else set after us is left alone. */
 	mktask(105, 105, "w", 1, 0, "0-3", "3\n");
-	CHECK(aff_restore_thread(proc, 105, 105, &target, false, &err) ==
+	CHECK(restore_t(105, 105, &target, false, &err) ==
 	      AFF_FOREIGN);
 	CHECK_STR(soft_of(105, 105), "3\n");
 
@@ -725,7 +765,7 @@ static void test_affinity(void)
 		put(path, "f\n");
 		CHECK(aff_probe(proc) == 0);
 	}
-	aff_write = write_file;
+	aff_write = write_file_at;
 }
 
 static struct mgr mgr;
@@ -794,16 +834,19 @@ static void test_manager_scan(void)
 	/* A new thread via the connector path. */
 	mktask(200, 203, "app one", 10, 0, "0-3", "0-3\n");
 	mgr_on_fork(&mgr, 200, 203, 200);
+	mgr_flush(&mgr, UINT64_MAX);
 	CHECK_STR(soft_of(200, 203), "0-1\n");
 
 	/* A forked child of a managed process is evaluated ... */
 	mktask(210, 210, "app one", 20, 0, "0-3", "0-3\n");
 	mgr_on_fork(&mgr, 200, 210, 210);
+	mgr_flush(&mgr, UINT64_MAX);
 	CHECK(mgr_lookup(&mgr, 210) != NULL);
 	CHECK_STR(soft_of(210, 210), "0-1\n");
 	/* ... a child of an unmanaged one is not (same attrs, no match). */
 	mktask(310, 310, "other", 21, 0, "0-3", "0-3\n");
 	mgr_on_fork(&mgr, 300, 310, 310);
+	mgr_flush(&mgr, UINT64_MAX);
 	CHECK(mgr_lookup(&mgr, 310) == NULL);
 
 	/* exec into something else: unmanaged and restored. */
@@ -815,10 +858,12 @@ static void test_manager_scan(void)
 	/* A new thread of a pid that was reused behind our back: no write. */
 	mktask(210, 210, "app one", 30, 0, "0-3", "0-3\n");
 	mgr_on_fork(&mgr, 200, 210, 210);
+	mgr_flush(&mgr, UINT64_MAX);
 	CHECK(mgr_lookup(&mgr, 210) != NULL);
 	mktask(210, 210, "app one", 31, 0, "0-3", "0-3\n"); /* reused */
 	mktask(210, 211, "app one", 31, 0, "0-3", "0-3\n");
 	mgr_on_fork(&mgr, 210, 211, 210);
+	mgr_flush(&mgr, UINT64_MAX);
 	CHECK_STR(soft_of(210, 211), "0-3\n");
 	CHECK(mgr_lookup(&mgr, 210) == NULL);
 	{
@@ -853,7 +898,7 @@ static void test_manager_scan(void)
 
 	mgr_done(&mgr);
 	config_free(c);
-	aff_write = write_file;
+	aff_write = write_file_at;
 }
 
 static void test_manager_errors(void)
@@ -903,7 +948,7 @@ static void test_manager_errors(void)
 	mgr_done(&mgr);
 	config_free((struct config *)mgr.cfg);
 	config_free(c);
-	aff_write = write_file;
+	aff_write = write_file_at;
 }
 
 static void test_manager_reload(void)
@@ -957,7 +1002,30 @@ static void test_manager_reload(void)
 	CHECK_STR(soft_of(601, 601), "0-3\n");
 	mgr_done(&mgr);
 	config_free(c3);
-	aff_write = write_file;
+	aff_write = write_file_at;
+}
+
+/* The status text of the manager's state, as the daemon formats it. */
+static void mgr_status(const struct mgr *m, struct sbuf *b)
+{
+	double *util = calloc(m->topo->nnodes + 1, sizeof(*util));
+	struct status_snapshot s = {
+		.cfg = m->cfg,
+		.topo = m->topo,
+		.node_util = util,
+		.rule_count = m->rule_count,
+		.processes = m->count,
+		.hand_processes = m->nhand_procs,
+		.cnt = &m->cnt,
+	};
+	int *pids = NULL;
+	int n = mgr_status_pids(m, &pids);
+
+	s.pids = pids;
+	s.npids = n > 0 ? (unsigned int)n : 0;
+	status_format(&s, b);
+	free(pids);
+	free(util);
 }
 
 static void test_manager_many(void)
@@ -987,7 +1055,7 @@ static void test_manager_many(void)
 	sbuf_free(&b);
 	mgr_done(&mgr);
 	config_free(c);
-	aff_write = write_file;
+	aff_write = write_file_at;
 }
 
 static void test_aff_decide(void)
@@ -1101,14 +1169,16 @@ static void test_manager_hand(void)
 	/* New threads: off (the default) is taken, a hand-set one is not. */
 	mktask(700, 702, "app", 1, 0, "0-3", "0-3\n");
 	mgr_on_fork(&mgr, 700, 702, 700);
+	mgr_flush(&mgr, UINT64_MAX);
 	CHECK_STR(soft_of(700, 702), "0\n");
 	mktask(700, 703, "app", 1, 0, "0-3", "2-3\n"); /* from 701 */
 	mgr_on_fork(&mgr, 700, 703, 700);
+	mgr_flush(&mgr, UINT64_MAX);
 	CHECK_STR(soft_of(700, 703), "2-3\n");
 	/* A thread exit is forgotten, hand-set or not. */
 	rm_task(700, 703);
 	mgr_on_exit(&mgr, 703, 700);
-	CHECK(mgr_lookup(&mgr, 700)->nthreads == 3);
+	CHECK(mgr_lookup(&mgr, 700)->own.nthreads == 3);
 
 	/* A reload that changes the rule keeps the hand-set masks ... */
 	c2 = load("rules = ( { name = \"app\"; comm = \"app\"; "
@@ -1134,8 +1204,9 @@ static void test_manager_hand(void)
 	rm_task(700, 702);
 	set_soft(700, 700, "3\n");
 	mgr_on_exec(&mgr, 700);
+	mgr_flush(&mgr, UINT64_MAX);
 	CHECK_STR(soft_of(700, 700), "1\n");
-	CHECK(mgr_lookup(&mgr, 700)->nhand == 0 && mgr.nhand_procs == 1);
+	CHECK(mgr_lookup(&mgr, 700)->own.nhand == 0 && mgr.nhand_procs == 1);
 
 	/* SIGUSR1: re-adopt everything. */
 	CHECK(mgr_readopt(&mgr) == 1);
@@ -1167,7 +1238,7 @@ static void test_manager_hand(void)
 	mgr_done(&mgr);
 	config_free(c2);
 	config_free(c3);
-	aff_write = write_file;
+	aff_write = write_file_at;
 }
 
 static unsigned int ticks;
@@ -1230,6 +1301,7 @@ static void test_manager_slices(void)
 	CHECK(fake_writes == 1);
 	/* Exits are noticed by every kind; children of others are known. */
 	mgr_on_fork(&mgr, 803, 1300, 1300);
+	mgr_flush(&mgr, UINT64_MAX);
 	CHECK(mgr.count == 102 && mgr.others.count == 200);
 	rm_task(1200, 1200);
 	{
@@ -1247,12 +1319,12 @@ static void test_manager_slices(void)
 	for (int t = 1400; t < 1440; t++)
 		mktask(1400, t, "app", 1400, 0, "0-3", "0-3\n");
 	CHECK(mgr_scan(&mgr) == 0);
-	CHECK(mgr_lookup(&mgr, 1400) && mgr_lookup(&mgr, 1400)->nthreads == 40);
-	CHECK(mgr_lookup(&mgr, 1400)->threads[39].tid == 1439);
+	CHECK(mgr_lookup(&mgr, 1400) && mgr_lookup(&mgr, 1400)->own.nthreads == 40);
+	CHECK(mgr_lookup(&mgr, 1400)->own.threads[39].tid == 1439);
 	CHECK_STR(soft_of(1400, 1421), "0\n");
 	rm_task(1400, 1421);
 	mgr_on_exit(&mgr, 1421, 1400);
-	CHECK(mgr_lookup(&mgr, 1400)->nthreads == 39);
+	CHECK(mgr_lookup(&mgr, 1400)->own.nthreads == 39);
 	{
 		char cmd[PATH_MAX + 16];
 
@@ -1267,7 +1339,7 @@ static void test_manager_slices(void)
 	CHECK(mgr_scan_finish(&mgr) == 0 && mgr.count == 101);
 	mgr_done(&mgr);
 	config_free(c);
-	aff_write = write_file;
+	aff_write = write_file_at;
 }
 
 static void test_sampler(void)
