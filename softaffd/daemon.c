@@ -43,6 +43,15 @@
 #define ATTRS_EVERY 6
 /* After lost connector events, rescan at most this often. */
 #define LOST_RESCAN_MS 1000
+/*
+ * CPU time the daemon spends on connector events per CONN_WINDOW_MS.
+ * Anyone can make events (a loop of prctl(PR_SET_NAME) makes ~150k a
+ * second): past this budget the daemon stops reading until the window
+ * ends, lets the kernel drop what overflows, and rescans instead, so a
+ * storm costs it about a tenth of a CPU, not half of one.
+ */
+#define CONN_BUDGET_MS 100
+#define CONN_WINDOW_MS 1000
 
 /* ---- status ---- */
 
@@ -206,10 +215,51 @@ static void on_event(const struct pc_event *e, void *ud)
 	}
 }
 
+/*
+ * Out of the epoll set entirely while paused: an overflowed netlink
+ * socket reports EPOLLERR whatever events it is watched for.
+ */
+static void conn_watch(struct daemon *d, bool on)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = d->conn_fd};
+
+	if (on == !d->conn_paused)
+		return;
+	epoll_ctl(d->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, d->conn_fd,
+		  &ev);
+	d->conn_paused = !on;
+}
+
+/* A new budget window: read events again if they were paused. */
+static void conn_window(struct daemon *d, uint64_t now)
+{
+	if (now - d->conn_window_ms < CONN_WINDOW_MS)
+		return;
+	d->conn_window_ms = now;
+	d->conn_used_ms = 0;
+	if (d->conn_paused && d->conn_fd >= 0)
+		conn_watch(d, true);
+}
+
 static void on_conn(struct daemon *d)
 {
-	uint64_t end = now_ms() + SLICE_MS;
+	uint64_t start = now_ms(), end = start + SLICE_MS;
 
+	conn_window(d, start);
+	if (d->conn_used_ms >= CONN_BUDGET_MS) {
+		if (log_ratelimit(&d->conn_rl, start, "proc connector"))
+			log_warn("proc connector: more events than %d ms of "
+				 "CPU a second can read; pausing them for the "
+				 "rest of the second and rescanning instead",
+				 CONN_BUDGET_MS);
+		conn_watch(d, false);
+		/* Whatever is dropped meanwhile, a rescan finds. */
+		d->rescan_pending = true;
+		d->events_lost = true;
+		return;
+	}
+	if (end > start + CONN_BUDGET_MS - d->conn_used_ms)
+		end = start + CONN_BUDGET_MS - d->conn_used_ms;
 	/* Bounded, so a fork storm cannot starve signals and timers. */
 	for (int i = 0; i < 256 && now_ms() < end; i++) {
 		int r = procconn_read(d->conn_fd, on_event, d);
@@ -229,12 +279,14 @@ static void on_conn(struct daemon *d)
 			log_warn("proc connector: %s; using periodic rescan "
 				 "only",
 				 strerror(-r));
-			epoll_ctl(d->epfd, EPOLL_CTL_DEL, d->conn_fd, NULL);
+			conn_watch(d, false);
 			procconn_close(d->conn_fd);
 			d->conn_fd = -1;
+			d->conn_paused = false;
 			return;
 		}
 	}
+	d->conn_used_ms += now_ms() - start;
 }
 
 /* ---- timers ---- */
@@ -403,6 +455,14 @@ static void daemon_sigmask(sigset_t *mask)
 	sigaddset(mask, SIGINT);
 }
 
+void daemon_block_signals(void)
+{
+	sigset_t mask;
+
+	daemon_sigmask(&mask);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+}
+
 static void on_signal(struct daemon *d)
 {
 	struct signalfd_siginfo si;
@@ -468,17 +528,20 @@ static void on_ready(struct daemon *d)
 /* Milliseconds epoll may sleep: 0 with work pending, -1 for no limit. */
 static int loop_timeout(struct daemon *d)
 {
-	uint64_t now, due;
+	uint64_t now = now_ms(), due = UINT64_MAX;
 
 	if (mgr_scan_busy(&d->mgr) || d->mgr.dirty.count)
 		return 0;
-	if (!d->rescan_pending)
-		return -1;
-	if (d->rescan_due)
+	if (d->rescan_pending && d->rescan_due)
 		return 0;
 	/* After lost events, the deferred rescan within a second. */
-	now = now_ms();
-	due = d->mgr.last_scan_ms + LOST_RESCAN_MS;
+	if (d->rescan_pending)
+		due = d->mgr.last_scan_ms + LOST_RESCAN_MS;
+	/* Paused connector events: the end of the budget window. */
+	if (d->conn_paused && d->conn_window_ms + CONN_WINDOW_MS < due)
+		due = d->conn_window_ms + CONN_WINDOW_MS;
+	if (due == UINT64_MAX)
+		return -1;
 	return due <= now ? 0 : (int)(due - now);
 }
 
@@ -523,6 +586,8 @@ int daemon_run(struct daemon *d)
 			else if (fd != d->sigfd)
 				on_timer(d, fd);
 		}
+		if (d->conn_paused)
+			conn_window(d, now_ms());
 		if (conn && d->conn_fd >= 0)
 			on_conn(d);
 		/* Each dirty pid once per turn, however many events it got. */
@@ -534,7 +599,9 @@ int daemon_run(struct daemon *d)
 				if (!d->ready)
 					on_ready(d);
 			}
-		} else if (d->rescan_pending && loop_timeout(d) == 0) {
+		} else if (d->rescan_pending &&
+			   (d->rescan_due ||
+			    now_ms() - d->mgr.last_scan_ms >= LOST_RESCAN_MS)) {
 			start_rescan(d);
 		}
 	}
@@ -612,7 +679,6 @@ int daemon_start(struct daemon *d, const struct daemon_opts *o,
 		 struct config *cfg, struct topology *topo)
 {
 	uint64_t wd_usec;
-	sigset_t mask;
 	int r;
 
 	memset(d, 0, sizeof(*d));
@@ -621,13 +687,7 @@ int daemon_start(struct daemon *d, const struct daemon_opts *o,
 	d->topo = topo;
 	d->conn_fd = d->epfd = d->sigfd = -1;
 	d->sample_fd = d->rescan_fd = d->wd_fd = -1;
-	/*
-	 * Blocked from the start: a SIGTERM during the first scan then
-	 * waits for the loop and its clean, restoring exit.
-	 */
-	daemon_sigmask(&mask);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-
+	daemon_block_signals();
 	d->node_util = calloc(topo->nnodes, sizeof(*d->node_util));
 	if (!d->node_util) {
 		log_err("out of memory");
@@ -688,6 +748,7 @@ int daemon_start(struct daemon *d, const struct daemon_opts *o,
 		log_err("cannot scan %s: %s", o->roots.proc, strerror(-r));
 		return 1;
 	}
+	log_debug("first scan of %s started", o->roots.proc);
 	return 0;
 }
 
@@ -721,6 +782,7 @@ void daemon_stop(struct daemon *d)
 	close_fd(&d->sigfd);
 	close_fd(&d->epfd);
 	sbuf_free(&d->last_status);
+	sampler_done(&d->sampler);
 	config_free(d->cfg);
 	free(d->node_util);
 	free(d->topo);

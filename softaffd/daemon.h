@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "control.h"
+#include "log.h"
 #include "manager.h"
 #include "sampler.h"
 #include "sysctl.h"
@@ -48,6 +49,9 @@ struct daemon {
 	unsigned int caps;	 /* CAPS_* kept */
 	bool caps_logged;
 	int conn_fd;
+	bool conn_paused; /* over the connector's CPU budget */
+	uint64_t conn_window_ms, conn_used_ms;
+	struct log_ratelimit conn_rl;
 	bool ready, stop, signalled;
 	bool rescan_pending, rescan_due, events_lost;
 	bool warned_status, warned_sample;
@@ -58,6 +62,8 @@ struct daemon {
 	int epfd, sigfd, sample_fd, rescan_fd, wd_fd;
 };
 
+/* Block the signals the loop serves (before anything slow). */
+void daemon_block_signals(void);
 /*
  * Set up with a loaded configuration and topology (both owned by the
  * daemon from here on), subscribe, drop capabilities and start the

@@ -81,6 +81,8 @@ void log_msg(int prio, const char *fmt, ...)
 void log_ratelimit_flush(struct log_ratelimit *rl, uint64_t now_ms,
 			 const char *what)
 {
+	if (!rl->start_ms)
+		rl->start_ms = now_ms; /* the first window starts now */
 	if (now_ms - rl->start_ms < LOG_RL_WINDOW_MS)
 		return;
 	if (rl->suppressed)

@@ -138,6 +138,12 @@ int main(int argc, char **argv)
 	if (o.status)
 		return status_show(o.d.roots.run);
 	log_init(o.verbose ? LOG_DEBUG : LOG_INFO);
+	/*
+	 * A SIGTERM from here on waits for the loop, which serves it within
+	 * a slice and exits cleanly, restoring what it set.
+	 */
+	if (!o.test)
+		daemon_block_signals();
 
 	topo = calloc(1, sizeof(*topo));
 	if (!topo) {

@@ -25,6 +25,8 @@
 #include "procfs.h"
 #include "rules.h"
 #include "sampler.h"
+#include "caps.h"
+#include "owned.h"
 #include "status.h"
 #include "sysctl.h"
 #include "topology.h"
@@ -97,6 +99,9 @@ static void fixture_reset(void)
 }
 
 /* A stat line with the fields the daemon reads; the rest are zero. */
+/* The ppid the next mktask() writes (0: 1). */
+static int fixture_ppid;
+
 static void stat_line(char *buf, size_t size, int pid, const char *comm,
 		      unsigned long flags, unsigned long long start,
 		      unsigned int policy)
@@ -107,7 +112,7 @@ static void stat_line(char *buf, size_t size, int pid, const char *comm,
 		unsigned long long v = 0;
 
 		if (f == 4)
-			v = 1;
+			v = fixture_ppid ? (unsigned long long)fixture_ppid : 1;
 		else if (f == 9)
 			v = flags;
 		else if (f == 22)
@@ -1694,6 +1699,378 @@ static void test_notify(void)
 	close(fd);
 }
 
+/* ---- issue #14: bounded work, least privilege, the ratio actuator ---- */
+
+static void test_rules_lazy(void)
+{
+	char err[512], cmd[4096];
+	struct config *c = load(
+		"rules = (\n"
+		" { name = \"a\"; comm = \"a*\"; cmdline = \"x\"; cpus = \"0\"; },\n"
+		" { name = \"u\"; user = 7; cmdline = \"y\"; cpus = \"1\"; }\n"
+		");\n",
+		err, sizeof(err));
+	struct proc_attrs a = {.loaded = NEED_COMM, .comm = "b",
+			       .regex_budget = RULES_REGEX_BUDGET};
+	unsigned int at = 0, need = 0;
+	struct sbuf b = {0};
+
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	/* comm rules out rule a without its command line; u needs the uid. */
+	CHECK(rules_match_from(c, &a, 0, &at, &need) == RULES_NEED &&
+	      at == 1 && need == NEED_UID);
+	a.loaded |= NEED_UID;
+	a.has_uid = true;
+	a.uid = 8;
+	/* ... and uid 8 rules out u: the command line is never asked for. */
+	CHECK(rules_match_from(c, &a, at, &at, &need) == RULES_NONE);
+	a.uid = 7;
+	CHECK(rules_match_from(c, &a, 1, &at, &need) == RULES_NEED &&
+	      need == NEED_CMDLINE);
+	config_free(c);
+
+	/* The total regex work per process is bounded: 256 worst rules. */
+	sbuf_printf(&b, "rules = (\n");
+	for (int i = 0; i < CONFIG_MAX_RULES; i++)
+		sbuf_printf(&b, "%s{ name = \"r%d\"; cmdline = "
+			    "\".{1,250}x{1,250}\"; cpus = \"0\"; }\n",
+			    i ? "," : "", i);
+	sbuf_printf(&b, ");\n");
+	c = load(b.buf, err, sizeof(err));
+	sbuf_free(&b);
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	memset(cmd, 'a', sizeof(cmd) - 1);
+	cmd[sizeof(cmd) - 1] = '\0';
+	a = (struct proc_attrs){.loaded = NEED_COMM | NEED_CMDLINE,
+				.comm = "a", .cmdline = cmd,
+				.regex_budget = RULES_REGEX_BUDGET};
+	uint64_t t0 = now_ms();
+	CHECK(rules_match_from(c, &a, 0, &at, &need) == RULES_NONE);
+	printf("# 256 worst-case regexes on 4 KiB: %llu ms, %u skipped\n",
+	       (unsigned long long)(now_ms() - t0), a.regex_skipped);
+	CHECK(a.regex_skipped >= CONFIG_MAX_RULES - 2);
+	/* A short command line fits them all. */
+	a = (struct proc_attrs){.loaded = NEED_COMM | NEED_CMDLINE,
+				.comm = "a", .cmdline = "ax",
+				.regex_budget = RULES_REGEX_BUDGET};
+	CHECK(rules_match_from(c, &a, 0, &at, &need) == 0 &&
+	      !a.regex_skipped);
+	config_free(c);
+}
+
+static void test_ratelimit(void)
+{
+	struct log_ratelimit rl = {0};
+	unsigned long infos;
+	int ok = 0;
+
+	for (int i = 0; i < 100; i++)
+		ok += log_ratelimit(&rl, 5000, "x");
+	CHECK(ok == LOG_RL_BURST && rl.suppressed == 100 - LOG_RL_BURST);
+	infos = log_counts[LOG_INFO];
+	log_ratelimit_flush(&rl, 5000 + LOG_RL_WINDOW_MS / 2, "x");
+	CHECK(log_counts[LOG_INFO] == infos && rl.suppressed);
+	/* The window over: one line says how many were dropped. */
+	CHECK(log_ratelimit(&rl, 5000 + LOG_RL_WINDOW_MS, "x"));
+	CHECK(log_counts[LOG_INFO] == infos + 1 && !rl.suppressed);
+}
+
+static void test_owned(void)
+{
+	struct owned o = {0};
+	int tids[] = {10, 12};
+
+	CHECK(owned_remember(&o, 12, false) == 0);
+	CHECK(owned_remember(&o, 10, true) == 1);
+	CHECK(owned_remember(&o, 11, true) == 0);
+	CHECK(o.nthreads == 3 && o.threads[0].tid == 10 && o.nhand == 2);
+	CHECK(owned_forget(&o, 11) == 0 && o.nhand == 1);
+	CHECK(owned_remember(&o, 10, false) == -1 && !o.nhand);
+	CHECK(owned_remember(&o, 11, true) == 1);
+	CHECK(owned_prune(&o, tids, 2) == -1 && o.nthreads == 2);
+	CHECK(owned_remember(&o, 12, true) == 1);
+	owned_keep_hand(&o);
+	CHECK(o.nthreads == 1 && o.threads[0].tid == 12);
+	CHECK(owned_clear(&o) == -1 && !o.threads);
+}
+
+static void test_manager_dirty(void)
+{
+	struct config *c;
+	uint64_t evals;
+
+	fake_fixture();
+	mktask(900, 900, "app", 90, 0, "0-3", "0-3\n");
+	mktask(900, 901, "app", 90, 0, "0-3", "0-3\n");
+	mktask(920, 920, "rest", 92, 0, "0-3", "0-3\n");
+	c = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
+		      "cpus = \"0-1\"; } );");
+	if (!c)
+		return;
+	CHECK(mgr_scan(&mgr) == 0);
+	CHECK_STR(soft_of(900, 901), "0-1\n");
+
+	/* A comm-flip storm: a thousand events, one evaluation. */
+	mktask(920, 920, "app", 92, 0, "0-3", "0-3\n");
+	evals = mgr.cnt.evals;
+	for (int i = 0; i < 1000; i++)
+		mgr_on_change(&mgr, 920);
+	CHECK(mgr.dirty.count == 1);
+	CHECK(mgr_flush(&mgr, UINT64_MAX));
+	CHECK(mgr.cnt.evals == evals + 1 && mgr_lookup(&mgr, 920));
+	/* Same process, same comm: the match cache answers. */
+	evals = mgr.cnt.evals;
+	mgr_on_change(&mgr, 920);
+	mgr_flush(&mgr, UINT64_MAX);
+	CHECK(mgr.cnt.evals == evals && mgr.cnt.cached > 0);
+	/* An exec always evaluates afresh. */
+	mgr_on_exec(&mgr, 920);
+	mgr_flush(&mgr, UINT64_MAX);
+	CHECK(mgr.cnt.evals == evals + 1);
+	/* An exit drops a pending evaluation. */
+	mgr_on_change(&mgr, 920);
+	mgr_on_exit(&mgr, 920, 920);
+	CHECK(mgr.dirty.count == 0 && !mgr_lookup(&mgr, 920));
+	/* A deadline already past: one pid per flush. */
+	mgr_on_change(&mgr, 900);
+	mgr_on_exec(&mgr, 920);
+	CHECK(!mgr_flush(&mgr, 0) && mgr.dirty.count == 1);
+	CHECK(mgr_flush(&mgr, 0));
+
+	/*
+	 * A child forked from a managed process that matches nothing has
+	 * the parent's mask: reset on stop, unless someone changed it.
+	 */
+	mktask(930, 930, "other", 93, 0, "0-3", "0-1\n");
+	mktask(930, 931, "other", 93, 0, "0-3", "3\n");
+	mgr_on_fork(&mgr, 900, 930, 930);
+	mgr_flush(&mgr, UINT64_MAX);
+	CHECK(!mgr_lookup(&mgr, 930));
+	/* One found by a scan (events missed): its ppid tells. */
+	fixture_ppid = 900;
+	mktask(940, 940, "other", 94, 0, "0-3", "0-1\n");
+	fixture_ppid = 0;
+	CHECK(mgr_scan(&mgr) == 0);
+	mgr_restore_all(&mgr);
+	CHECK_STR(soft_of(900, 900), "0-3\n");
+	CHECK_STR(soft_of(930, 930), "0-3\n");
+	CHECK_STR(soft_of(930, 931), "3\n");
+	CHECK_STR(soft_of(940, 940), "0-3\n");
+	mgr_done(&mgr);
+	config_free(c);
+
+	/* threads = "main": the others lose what they inherited. */
+	fake_fixture();
+	mktask(950, 950, "app", 95, 0, "0-3", "0-3\n");
+	mktask(950, 951, "app", 95, 0, "0-3", "0-1\n");
+	mktask(950, 952, "app", 95, 0, "0-3", "3\n");
+	c = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
+		      "cpus = \"0-1\"; threads = \"main\"; } );");
+	if (!c)
+		return;
+	CHECK(mgr_scan(&mgr) == 0);
+	CHECK_STR(soft_of(950, 950), "0-1\n");
+	CHECK_STR(soft_of(950, 951), "0-3\n");
+	CHECK_STR(soft_of(950, 952), "3\n");
+	/* A thread started later inherits the main thread's mask: reset. */
+	mktask(950, 953, "app", 95, 0, "0-3", "0-1\n");
+	mgr_on_fork(&mgr, 950, 953, 950);
+	mgr_flush(&mgr, UINT64_MAX);
+	CHECK_STR(soft_of(950, 953), "0-3\n");
+	mgr_done(&mgr);
+	config_free(c);
+	aff_write = write_file_at;
+}
+
+static void put_ratio(const char *a, const char *p)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/sched_allowed", proc);
+	put(path, a);
+	snprintf(path, sizeof(path), "%s/sys/kernel/sched_preferred", proc);
+	put(path, p);
+}
+
+static const char *ratio_now(void)
+{
+	static char out[64];
+	struct roots r;
+	struct ratio v;
+
+	snprintf(r.proc, sizeof(r.proc), "%s", proc);
+	if (sysctl_read_ratio(&r, &v) < 0)
+		return "?";
+	snprintf(out, sizeof(out), "%u:%u", v.allowed, v.preferred);
+	return out;
+}
+
+static void test_sysctl(void)
+{
+	struct sysctl_ratio s;
+	struct roots r;
+	char path[PATH_MAX];
+
+	fixture_reset();
+	snprintf(r.proc, sizeof(r.proc), "%s", proc);
+	snprintf(r.run, sizeof(r.run), "%s/run-sysctl", tmp);
+	snprintf(path, sizeof(path), "%s/%s", r.run, SYSCTL_ORIG_FILE);
+	CHECK(sysctl_init(&s, &r, false, true) == -ENOENT && !s.have);
+	put_ratio("100\n", "1\n");
+
+	/* The original is saved; a change is ours to restore. */
+	CHECK(sysctl_init(&s, &r, false, true) == 0);
+	CHECK_STR(get(path), "100:1\n");
+	CHECK(sysctl_set(&s, (struct ratio){50, 1}, "test") == 0);
+	CHECK_STR(ratio_now(), "50:1");
+	/* kill -9 here: the next daemon restores 100:1, not 50:1. */
+	CHECK(sysctl_init(&s, &r, false, true) == 0);
+	CHECK(s.orig.allowed == 100 && s.cur.allowed == 50 && s.owned);
+	CHECK(sysctl_set(&s, (struct ratio){5, 4}, "test") == 0);
+	CHECK_STR(ratio_now(), "5:4");
+	sysctl_restore(&s);
+	CHECK_STR(ratio_now(), "100:1");
+	sysctl_done(&s);
+	CHECK(get(path) == NULL);
+
+	/* sysctl -w by an admin: paused, left alone on stop. */
+	CHECK(sysctl_init(&s, &r, false, true) == 0);
+	CHECK(sysctl_set(&s, (struct ratio){50, 1}, "test") == 0);
+	CHECK(!sysctl_check(&s));
+	put_ratio("7\n", "1\n");
+	CHECK(sysctl_check(&s) && s.paused);
+	CHECK(sysctl_set(&s, (struct ratio){20, 1}, "test") == -EBUSY);
+	CHECK_STR(ratio_now(), "7:1");
+	/* SIGUSR1 or reload: changes resume from the admin's value. */
+	sysctl_resume(&s);
+	CHECK(!s.paused && s.cur.allowed == 7);
+	CHECK(sysctl_set(&s, (struct ratio){20, 1}, "test") == 0);
+	CHECK_STR(ratio_now(), "20:1");
+	put_ratio("9\n", "1\n");
+	sysctl_restore(&s);
+	CHECK_STR(ratio_now(), "9:1");
+	sysctl_done(&s);
+
+	/* Dry run and --once save nothing; a dry run writes nothing. */
+	CHECK(sysctl_init(&s, &r, true, true) == 0);
+	CHECK(get(path) == NULL);
+	CHECK(sysctl_set(&s, (struct ratio){3, 1}, "test") == 0);
+	CHECK_STR(ratio_now(), "9:1");
+	CHECK(sysctl_init(&s, &r, false, false) == 0 && get(path) == NULL);
+}
+
+static void test_status_format(void)
+{
+	char err[512], line[256], path[PATH_MAX], run[PATH_MAX];
+	struct config *c = load(
+		"rules = ( { name = \"a\"; comm = \"a\"; cpus = \"0\"; },\n"
+		"          { name = \"b\"; comm = \"b\"; nodes = [1]; } );\n",
+		err, sizeof(err));
+	int pids[] = {0, 5, 0, 0, 7, 1, 1, 9, 0};
+	unsigned int count[] = {2, 1};
+	double util[2] = {0.5, 0.25};
+	struct mgr_counters cnt = {.written = 3};
+	struct status_snapshot s = {
+		.pid = 42, .cfg = c, .have_ratio = true, .ratio = {50, 1},
+		.connector = true, .topo = &topo, .node_util = util,
+		.rule_count = count, .pids = pids, .npids = 3,
+		.processes = 3, .hand_processes = 1, .cnt = &cnt,
+	};
+	struct sbuf b = {0}, last = {0};
+
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	status_format(&s, &b);
+	CHECK(b.buf && !strncmp(b.buf, "pid 42\n", 7));
+	CHECK(b.buf && strstr(b.buf, "\nratio 50:1\n"));
+	CHECK(b.buf && strstr(b.buf, "\nnode 1 cpus 2-3 util 25.0%\n"));
+	CHECK(b.buf && strstr(b.buf, "\nrule a cpus 0 processes 2 pids 5 7\n"
+				     "rule b cpus 2-3 processes 1 pids 9\n"
+				     "hand-managed rule a processes 1 pids 7\n"));
+	CHECK(b.buf && strstr(b.buf, " written=3 "));
+	status_line(&s, line, sizeof(line));
+	CHECK_STR(line, "STATUS=3 processes (1 hand-managed) under 2 rules, "
+			"ratio 50:1 (adaptive)");
+	s.ratio_note = "paused: changed by hand";
+	status_line(&s, line, sizeof(line));
+	CHECK(strstr(line, "ratio 50:1 (adaptive, paused: changed by hand)"));
+
+	/* Written only when the text changes. */
+	snprintf(run, sizeof(run), "%s/run-status", tmp);
+	snprintf(path, sizeof(path), "%s/status", run);
+	CHECK(status_write(run, &b, &last) == 1);
+	CHECK(get(path) && strstr(get(path), "\nupdated "));
+	CHECK(status_write(run, &b, &last) == 0);
+	sbuf_printf(&b, "x\n");
+	CHECK(status_write(run, &b, &last) == 1);
+	sbuf_free(&b);
+	sbuf_free(&last);
+	config_free(c);
+}
+
+static void test_config_files(void)
+{
+	char path[PATH_MAX], inc[PATH_MAX], err[512];
+	struct config *c = NULL;
+
+	fixture_reset();
+	snprintf(path, sizeof(path), "%s/f.conf", tmp);
+	put(path, "rules = ( { comm = \"x\"; cpus = \"0\"; } );\n");
+	chmod(path, 0644);
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == 0);
+	config_free(c);
+	c = NULL;
+	/* Writable by group or others: refused, naming the file. */
+	chmod(path, 0664);
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == -EPERM);
+	CHECK(strstr(err, "f.conf: writable by group or others (mode 0664)"));
+	chmod(path, 0602);
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == -EPERM);
+	/* An included file too. */
+	chmod(path, 0644);
+	snprintf(inc, sizeof(inc), "%s/inc.conf", tmp);
+	put(inc, "rules = ( { comm = \"x\"; cpus = \"0\"; } );\n");
+	chmod(inc, 0666);
+	put(path, "@include \"inc.conf\"\n");
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == -EPERM);
+	CHECK(strstr(err, "inc.conf: writable by group or others"));
+	chmod(inc, 0644);
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == 0);
+	config_free(c);
+	c = NULL;
+	/* A FIFO is refused at once, not read (which would block). */
+	unlink(path);
+	CHECK(mkfifo(path, 0600) == 0);
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == -EPERM);
+	CHECK(strstr(err, "f.conf: not a regular file"));
+	unlink(path);
+	/* Owned by someone else (only root can make such a file here). */
+	if (geteuid() == 0) {
+		put(path, "rules = ( );\n");
+		chmod(path, 0644);
+		CHECK(chown(path, 65534, 65534) == 0);
+		CHECK(config_load(path, &topo, &c, err, sizeof(err)) == -EPERM);
+		CHECK(strstr(err, "f.conf: owned by uid 65534, not root"));
+	}
+	CHECK(caps_needed(c ? c : &(struct config){0}) == CAPS_NICE);
+	{
+		struct config *e = load("rules = ( { exe = \"/bin/x\"; cpus = "
+					"\"0\"; } );", err, sizeof(err));
+		char names[64];
+
+		CHECK(e && caps_needed(e) == (CAPS_NICE | CAPS_PTRACE));
+		CHECK_STR(caps_names(CAPS_NICE | CAPS_PTRACE, names,
+				     sizeof(names)),
+			  "CAP_SYS_NICE CAP_SYS_PTRACE");
+		config_free(e);
+	}
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -1731,6 +2108,14 @@ int main(void)
 	RUN(test_procconn_parse, "proc connector message decoding");
 	RUN(test_util, "helpers, atomic status write");
 	RUN(test_notify, "sd_notify protocol, watchdog period");
+	RUN(test_rules_lazy, "lazy attributes in rule order, regex budget");
+	RUN(test_ratelimit, "per-rule log rate limit");
+	RUN(test_owned, "thread ownership bookkeeping");
+	RUN(test_manager_dirty, "dirty set, match cache, inherited masks, "
+				"threads = main");
+	RUN(test_sysctl, "ratio actuator: saved original, sysctl -w pauses");
+	RUN(test_status_format, "status as a pure function, written on change");
+	RUN(test_config_files, "config file type, owner and mode; caps");
 
 	nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 	return t_failed_checks ? 1 : 0;
