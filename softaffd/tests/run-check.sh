@@ -541,11 +541,15 @@ rconf() {
 	printf 'rescan_ms = 60000;\ninterval_ms = 100;\nratio = %s;\nrules = ( %s );\n' \
 		"$FIXED" "$1" > "$WORK/r.conf"
 }
+# rstart: the daemon on r.conf, its pid in RPID, its log in rlog.
+rstart() {
+	"$SAN" -c "$WORK/r.conf" --sys-root "$CONFDIR/sys" --proc-root "$P" \
+		--run-dir "$RR" > /dev/null 2>> "$WORK/rlog" &
+	RPID=$!
+}
 rconf "$D0"
 : > "$WORK/rlog"
-"$SAN" -c "$WORK/r.conf" --sys-root "$CONFDIR/sys" --proc-root "$P" \
-	--run-dir "$RR" > /dev/null 2>> "$WORK/rlog" &
-RPID=$!
+rstart
 wait_for "[ \"\$(cat $P/sys/kernel/sched_allowed):\$(cat $P/sys/kernel/sched_preferred)\" = 50:1 ]"
 check "ratio: the original is saved under the run directory" \
 	grep -qx '100:1' "$RR/ratio.orig"
@@ -557,9 +561,7 @@ else
 fi
 kill -KILL $RPID
 wait $RPID 2> /dev/null
-"$SAN" -c "$WORK/r.conf" --sys-root "$CONFDIR/sys" --proc-root "$P" \
-	--run-dir "$RR" > /dev/null 2>> "$WORK/rlog" &
-RPID=$!
+rstart
 wait_for "grep -q 'was left by an earlier softaffd' '$WORK/rlog'"
 check "ratio: a restart after kill -9 knows 50:1 was its predecessor's" \
 	grep -q 'ratio 50:1 was left by an earlier softaffd; the one found before it, 100:1, is restored on stop' "$WORK/rlog"

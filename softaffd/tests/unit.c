@@ -1804,13 +1804,13 @@ static void test_manager_dirty(void)
 	uint64_t evals;
 
 	fake_fixture();
-	mktask(900, 900, "app", 90, 0, "0-3", "0-3\n");
-	mktask(900, 901, "app", 90, 0, "0-3", "0-3\n");
-	mktask(920, 920, "rest", 92, 0, "0-3", "0-3\n");
 	c = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
 		      "cpus = \"0-1\"; } );");
 	if (!c)
 		return;
+	for (int tid = 900; tid <= 901; tid++)
+		mktask(900, tid, "app", 90, 0, "0-3", "0-3\n");
+	mktask(920, 920, "rest", 92, 0, "0-3", "0-3\n");
 	CHECK(mgr_scan(&mgr) == 0);
 	CHECK_STR(soft_of(900, 901), "0-1\n");
 
@@ -1862,16 +1862,22 @@ static void test_manager_dirty(void)
 	CHECK_STR(soft_of(940, 940), "0-3\n");
 	mgr_done(&mgr);
 	config_free(c);
+	aff_write = write_file_at;
+}
 
-	/* threads = "main": the others lose what they inherited. */
+/* threads = "main": the other threads lose what they inherited. */
+static void test_threads_main(void)
+{
+	struct config *c;
+	static const char *const soft[] = {"0-3\n", "0-1\n", "3\n"};
+
 	fake_fixture();
-	mktask(950, 950, "app", 95, 0, "0-3", "0-3\n");
-	mktask(950, 951, "app", 95, 0, "0-3", "0-1\n");
-	mktask(950, 952, "app", 95, 0, "0-3", "3\n");
 	c = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
 		      "cpus = \"0-1\"; threads = \"main\"; } );");
 	if (!c)
 		return;
+	for (int t = 0; t < 3; t++)
+		mktask(950, 950 + t, "app", 95, 0, "0-3", soft[t]);
 	CHECK(mgr_scan(&mgr) == 0);
 	CHECK_STR(soft_of(950, 950), "0-1\n");
 	CHECK_STR(soft_of(950, 951), "0-3\n");
@@ -2111,8 +2117,8 @@ int main(void)
 	RUN(test_rules_lazy, "lazy attributes in rule order, regex budget");
 	RUN(test_ratelimit, "per-rule log rate limit");
 	RUN(test_owned, "thread ownership bookkeeping");
-	RUN(test_manager_dirty, "dirty set, match cache, inherited masks, "
-				"threads = main");
+	RUN(test_manager_dirty, "dirty set, match cache, inherited masks");
+	RUN(test_threads_main, "threads = main: other threads get no mask");
 	RUN(test_sysctl, "ratio actuator: saved original, sysctl -w pauses");
 	RUN(test_status_format, "status as a pure function, written on change");
 	RUN(test_config_files, "config file type, owner and mode; caps");
