@@ -645,6 +645,13 @@ CONF
 			test "$cpu" -lt 1500
 		check "storm: comm flips made $lines log lines in 5 s (< 40)" \
 			test "$lines" -lt 40
+		# Lost events (ENOBUFS, or reading paused) rescan within 1 s,
+		# not at the next rescan_ms (10 s here).
+		"$SAN" --status --run-dir "$WORK/frun" > "$WORK/fstatus"
+		scans=$(sed -n 's/.* scans=\([0-9]*\) .*/\1/p' "$WORK/fstatus")
+		lost=$(sed -n 's/.* events_lost=\([0-9]*\) .*/\1/p' "$WORK/fstatus")
+		check "storm: lost events rescanned within a second ($scans scans in 5 s, $lost overflows)" \
+			sh -c "[ '${lost:-0}' -gt 0 ] && [ '${scans:-0}' -ge 3 ]"
 	else
 		ok "storm: comm flips # SKIP connector unavailable"
 		ok "storm: comm flip lines # SKIP connector unavailable"
