@@ -201,11 +201,12 @@ static void on_event(const struct pc_event *e, void *ud)
 		mgr_on_exec(&d->mgr, e->tgid);
 		break;
 	case PC_COMM:
-	case PC_UID:
 		/* comm of a non-leader thread changes only that thread's comm. */
-		if (e->kind == PC_COMM && e->pid != e->tgid)
-			break;
-		mgr_on_change(&d->mgr, e->tgid);
+		if (e->pid == e->tgid)
+			mgr_on_change(&d->mgr, e->tgid);
+		break;
+	case PC_UID:
+		mgr_on_uid(&d->mgr, e->tgid);
 		break;
 	case PC_EXIT:
 		mgr_on_exit(&d->mgr, e->pid, e->tgid);

@@ -604,7 +604,7 @@ static void eval(struct mgr *m, unsigned int why, unsigned int inherit,
 	if (e && (e->flags & M_IGNORED) && !(why & D_EXEC))
 		return;
 	/* The match cache: same process, same comm, no exec since. */
-	if (!attrs && !(why & D_EXEC)) {
+	if (!attrs && !(why & (D_EXEC | D_UID))) {
 		o = other_lookup(m, s->pid);
 		if (e && !strcmp(e->comm, s->st.comm)) {
 			m->cnt.cached++;
@@ -707,6 +707,11 @@ void mgr_on_change(struct mgr *m, int pid)
 	mark(m, pid, D_EVAL, 0);
 }
 
+void mgr_on_uid(struct mgr *m, int pid)
+{
+	mark(m, pid, D_EVAL | D_UID, 0);
+}
+
 void mgr_on_fork(struct mgr *m, int parent_tgid, int child_pid, int child_tgid)
 {
 	struct managed *e;
@@ -770,7 +775,7 @@ bool mgr_flush(struct mgr *m, uint64_t deadline_ms)
 		free(n);
 		/* New threads only: the rest of the process is known. */
 		eval_now(m, d.node.pid, d.why, d.inherit,
-			 d.why & (D_EVAL | D_EXEC) ? WALK_ALL : WALK_NEW,
+			 d.why & (D_EVAL | D_EXEC | D_UID) ? WALK_ALL : WALK_NEW,
 			 false);
 		if (now_ms() >= deadline_ms)
 			goto out;

@@ -59,6 +59,7 @@ enum {
 	D_EXEC = 1 << 1,    /* it exec'd: evaluate afresh, re-adopt */
 	D_FORKED = 1 << 2,  /* a child of a managed process: quiet logs */
 	D_THREADS = 1 << 3, /* a managed process has new threads */
+	D_UID = 1 << 4,	    /* its uid changed: the match cache misses */
 };
 
 struct dirty {
@@ -150,7 +151,8 @@ void mgr_scan_abort(struct mgr *m);
  */
 void mgr_on_fork(struct mgr *m, int parent_tgid, int child_pid, int child_tgid);
 void mgr_on_exec(struct mgr *m, int pid);
-void mgr_on_change(struct mgr *m, int pid); /* comm or uid */
+void mgr_on_change(struct mgr *m, int pid); /* comm */
+void mgr_on_uid(struct mgr *m, int pid);
 void mgr_on_exit(struct mgr *m, int pid, int tgid);
 bool mgr_flush(struct mgr *m, uint64_t deadline_ms);
 /* Evaluate one process now (tests, and a comm or uid change). */

@@ -1827,6 +1827,10 @@ static void test_manager_dirty(void)
 	mgr_on_change(&mgr, 920);
 	mgr_flush(&mgr, UINT64_MAX);
 	CHECK(mgr.cnt.evals == evals && mgr.cnt.cached > 0);
+	/* A uid change does not trust the cache either. */
+	mgr_on_uid(&mgr, 920);
+	mgr_flush(&mgr, UINT64_MAX);
+	CHECK(mgr.cnt.evals == ++evals);
 	/* An exec always evaluates afresh. */
 	mgr_on_exec(&mgr, 920);
 	mgr_flush(&mgr, UINT64_MAX);
