@@ -44,14 +44,18 @@
 /* After lost connector events, rescan at most this often. */
 #define LOST_RESCAN_MS 1000
 /*
- * CPU time the daemon spends on connector events per CONN_WINDOW_MS.
- * Anyone can make events (a loop of prctl(PR_SET_NAME) makes ~150k a
- * second): past this budget the daemon stops reading until the window
- * ends, lets the kernel drop what overflows, and rescans instead, so a
- * storm costs it about a tenth of a CPU, not half of one.
+ * Time the daemon spends per second on connector events and on
+ * evaluating the processes they name.  Anyone can make events (a loop
+ * of prctl(PR_SET_NAME) makes ~150k a second): past the first budget
+ * the daemon stops reading until the second ends, lets the kernel drop
+ * what overflows and rescans instead; past the second, marked processes
+ * wait (each at most once in the set) for the next second.  So a storm
+ * costs it about a third of a CPU, not all of one, and legitimate
+ * events are late by at most a second meanwhile.
  */
 #define CONN_BUDGET_MS 100
-#define CONN_WINDOW_MS 1000
+#define EVAL_BUDGET_MS 200
+#define BUDGET_WINDOW_MS 1000
 
 /* ---- status ---- */
 
@@ -234,24 +238,21 @@ static void conn_watch(struct daemon *d, bool on)
 /* A new budget window: read events again if they were paused. */
 static void conn_window(struct daemon *d, uint64_t now)
 {
-	if (now - d->conn_window_ms < CONN_WINDOW_MS)
-		return;
-	d->conn_window_ms = now;
-	d->conn_used_ms = 0;
-	if (d->conn_paused && d->conn_fd >= 0)
+	if (d->conn_paused && d->conn_fd >= 0 &&
+	    budget_left(&d->conn_budget, now))
 		conn_watch(d, true);
 }
 
 static void on_conn(struct daemon *d)
 {
-	uint64_t start = now_ms(), end = start + SLICE_MS;
+	uint64_t start = now_ms(), left = budget_left(&d->conn_budget, start);
+	uint64_t end = start + (left < SLICE_MS ? left : SLICE_MS);
 
-	conn_window(d, start);
-	if (d->conn_used_ms >= CONN_BUDGET_MS) {
+	if (!left) {
 		if (log_ratelimit(&d->conn_rl, start, "proc connector"))
-			log_warn("proc connector: more events than %d ms of "
-				 "CPU a second can read; pausing them for the "
-				 "rest of the second and rescanning instead",
+			log_warn("proc connector: more events than %d ms a "
+				 "second can read; pausing them for the rest "
+				 "of the second and rescanning instead",
 				 CONN_BUDGET_MS);
 		conn_watch(d, false);
 		/* Whatever is dropped meanwhile, a rescan finds. */
@@ -259,14 +260,12 @@ static void on_conn(struct daemon *d)
 		d->events_lost = true;
 		return;
 	}
-	if (end > start + CONN_BUDGET_MS - d->conn_used_ms)
-		end = start + CONN_BUDGET_MS - d->conn_used_ms;
 	/* Bounded, so a fork storm cannot starve signals and timers. */
 	for (int i = 0; i < 256 && now_ms() < end; i++) {
 		int r = procconn_read(d->conn_fd, on_event, d);
 
 		if (r == -EAGAIN)
-			return;
+			break;
 		if (r == -ENOBUFS) {
 			d->mgr.cnt.events_lost++;
 			if (!d->events_lost)
@@ -284,10 +283,21 @@ static void on_conn(struct daemon *d)
 			procconn_close(d->conn_fd);
 			d->conn_fd = -1;
 			d->conn_paused = false;
-			return;
+			break;
 		}
 	}
-	d->conn_used_ms += now_ms() - start;
+	budget_charge(&d->conn_budget, now_ms() - start);
+}
+
+/* The dirty set, once per turn and within its share of time. */
+static void flush_dirty(struct daemon *d)
+{
+	uint64_t start = now_ms(), left = budget_left(&d->eval_budget, start);
+
+	if (!left || !d->mgr.dirty.count)
+		return;
+	mgr_flush(&d->mgr, start + (left < SLICE_MS ? left : SLICE_MS));
+	budget_charge(&d->eval_budget, now_ms() - start);
 }
 
 /* ---- timers ---- */
@@ -477,7 +487,10 @@ static void on_signal(struct daemon *d)
 			log_info("re-adopting every managed process (%zu with "
 				 "masks set by hand)",
 				 n);
-			sysctl_resume(&d->ratio);
+			if (d->ratio.paused) {
+				sysctl_resume(&d->ratio);
+				ratio_apply_config(d);
+			}
 		} else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
 			d->stop = true;
 			d->signalled = true;
@@ -531,16 +544,19 @@ static int loop_timeout(struct daemon *d)
 {
 	uint64_t now = now_ms(), due = UINT64_MAX;
 
-	if (mgr_scan_busy(&d->mgr) || d->mgr.dirty.count)
+	if (mgr_scan_busy(&d->mgr) || (d->rescan_pending && d->rescan_due))
 		return 0;
-	if (d->rescan_pending && d->rescan_due)
-		return 0;
+	/* Marked processes: now, or when their share of time renews. */
+	if (d->mgr.dirty.count)
+		due = budget_left(&d->eval_budget, now)
+			      ? now
+			      : budget_renews(&d->eval_budget);
 	/* After lost events, the deferred rescan within a second. */
-	if (d->rescan_pending)
+	if (d->rescan_pending && d->mgr.last_scan_ms + LOST_RESCAN_MS < due)
 		due = d->mgr.last_scan_ms + LOST_RESCAN_MS;
 	/* Paused connector events: the end of the budget window. */
-	if (d->conn_paused && d->conn_window_ms + CONN_WINDOW_MS < due)
-		due = d->conn_window_ms + CONN_WINDOW_MS;
+	if (d->conn_paused && budget_renews(&d->conn_budget) < due)
+		due = budget_renews(&d->conn_budget);
 	if (due == UINT64_MAX)
 		return -1;
 	return due <= now ? 0 : (int)(due - now);
@@ -592,7 +608,7 @@ int daemon_run(struct daemon *d)
 		if (conn && d->conn_fd >= 0)
 			on_conn(d);
 		/* Each dirty pid once per turn, however many events it got. */
-		mgr_flush(&d->mgr, now_ms() + SLICE_MS);
+		flush_dirty(d);
 		if (mgr_scan_busy(&d->mgr)) {
 			if (mgr_scan_step(&d->mgr, now_ms() + SLICE_MS) > 0) {
 				log_debug("scan done: %zu processes managed",
@@ -732,6 +748,8 @@ int daemon_start(struct daemon *d, const struct daemon_opts *o,
 	}
 	d->mgr.tick = on_tick;
 	d->mgr.tick_userdata = d;
+	d->conn_budget = (struct budget){CONN_BUDGET_MS, BUDGET_WINDOW_MS, 0, 0};
+	d->eval_budget = (struct budget){EVAL_BUDGET_MS, BUDGET_WINDOW_MS, 0, 0};
 	/* Subscribe before the scan so nothing slips between the two. */
 	if (!o->once)
 		open_connector(d);

@@ -33,7 +33,8 @@ struct daemon_opts {
  * The running daemon: one thread, one epoll loop over a signalfd, three
  * timerfds and the proc connector.  Each loop turn serves signals first,
  * then timers, then a slice (SLICE_MS) each of connector events, of the
- * dirty set and of a scan in progress.
+ * dirty set and of a scan in progress; events and the dirty set also
+ * have a share of each second (CONN_BUDGET_MS, EVAL_BUDGET_MS).
  */
 struct daemon {
 	const struct daemon_opts *o;
@@ -49,8 +50,8 @@ struct daemon {
 	unsigned int caps;	 /* CAPS_* kept */
 	bool caps_logged;
 	int conn_fd;
-	bool conn_paused; /* over the connector's CPU budget */
-	uint64_t conn_window_ms, conn_used_ms;
+	bool conn_paused; /* over the connector's budget */
+	struct budget conn_budget, eval_budget;
 	struct log_ratelimit conn_rl;
 	bool ready, stop, signalled;
 	bool rescan_pending, rescan_due, events_lost;

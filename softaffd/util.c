@@ -135,6 +135,25 @@ uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+uint64_t budget_left(struct budget *b, uint64_t now)
+{
+	if (now - b->start_ms >= b->window_ms) {
+		b->start_ms = now;
+		b->used_ms = 0;
+	}
+	return b->used_ms >= b->limit_ms ? 0 : b->limit_ms - b->used_ms;
+}
+
+void budget_charge(struct budget *b, uint64_t ms)
+{
+	b->used_ms += ms;
+}
+
+uint64_t budget_renews(const struct budget *b)
+{
+	return b->start_ms + b->window_ms;
+}
+
 void sbuf_printf(struct sbuf *b, const char *fmt, ...)
 {
 	va_list ap;

@@ -37,6 +37,21 @@ int parse_u64(const char *s, uint64_t *ret);
 
 uint64_t now_ms(void);
 
+/*
+ * A share of time: at most limit_ms of work per window_ms.  The work is
+ * measured in wall-clock time around it, which a starved machine only
+ * overstates (then less work is done, never more).
+ */
+struct budget {
+	unsigned int limit_ms, window_ms;
+	uint64_t start_ms, used_ms;
+};
+/* Milliseconds of work left in the current window (a new one if due). */
+uint64_t budget_left(struct budget *b, uint64_t now);
+void budget_charge(struct budget *b, uint64_t ms);
+/* When the current window ends (and with it the wait for more). */
+uint64_t budget_renews(const struct budget *b);
+
 /* Growable string buffer for status and dumps. */
 struct sbuf {
 	char *buf;

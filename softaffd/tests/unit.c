@@ -1779,6 +1779,18 @@ static void test_ratelimit(void)
 	CHECK(log_counts[LOG_INFO] == infos + 1 && !rl.suppressed);
 }
 
+static void test_budget(void)
+{
+	struct budget b = {100, 1000, 0, 0};
+
+	CHECK(budget_left(&b, 5000) == 100 && b.start_ms == 5000);
+	budget_charge(&b, 60);
+	CHECK(budget_left(&b, 5500) == 40);
+	budget_charge(&b, 60);
+	CHECK(budget_left(&b, 5999) == 0 && budget_renews(&b) == 6000);
+	CHECK(budget_left(&b, 6000) == 100);
+}
+
 static void test_owned(void)
 {
 	struct owned o = {0};
@@ -2121,6 +2133,7 @@ int main(void)
 	RUN(test_rules_lazy, "lazy attributes in rule order, regex budget");
 	RUN(test_ratelimit, "per-rule log rate limit");
 	RUN(test_owned, "thread ownership bookkeeping");
+	RUN(test_budget, "a share of each second for events and evaluations");
 	RUN(test_manager_dirty, "dirty set, match cache, inherited masks");
 	RUN(test_threads_main, "threads = main: other threads get no mask");
 	RUN(test_sysctl, "ratio actuator: saved original, sysctl -w pauses");

@@ -501,7 +501,9 @@ cpu_ms=$(((c1 - c0) * 1000 / tck))
 lines=$(jnew | wc -l)
 echo "# comm-flip storm by nobody: $out in $((t1 - t0)) ms; softaffd CPU $cpu_ms ms, $lines journal lines"
 jnew | tail -n 5 | diag
-check "comm-flip storm: softaffd CPU $cpu_ms ms in $((t1 - t0)) ms is under 40%" eval '((cpu_ms * 10 < (t1 - t0) * 4))'
+# Budgets: 100 ms a second for events, 200 for evaluations, plus the
+# rescans that lost events ask for; the bound leaves TCG some room.
+check "comm-flip storm: softaffd CPU $cpu_ms ms in $((t1 - t0)) ms is under 50%" eval '((cpu_ms * 2 < t1 - t0))'
 check "comm-flip storm: $lines journal lines (< 60)" eval '((lines < 60))'
 check "comm-flip storm: softaffd still running with the same pid" eval '[[ $(mainpid) == $mp ]] && active'
 cp "$W/shipped.conf" "$CONF"
