@@ -56,6 +56,7 @@
 #define CONN_BUDGET_MS 100
 #define EVAL_BUDGET_MS 200
 #define BUDGET_WINDOW_MS 1000
+#define CONN_WARN_EVERY_MS 60000
 
 /* ---- status ---- */
 
@@ -249,11 +250,15 @@ static void on_conn(struct daemon *d)
 	uint64_t end = start + (left < SLICE_MS ? left : SLICE_MS);
 
 	if (!left) {
-		if (log_ratelimit(&d->conn_rl, start, "proc connector"))
+		/* Once a minute at most: a storm can go on for hours. */
+		if (!d->conn_warned_ms ||
+		    start - d->conn_warned_ms >= CONN_WARN_EVERY_MS) {
+			d->conn_warned_ms = start;
 			log_warn("proc connector: more events than %d ms a "
 				 "second can read; pausing them for the rest "
 				 "of the second and rescanning instead",
 				 CONN_BUDGET_MS);
+		}
 		conn_watch(d, false);
 		/* Whatever is dropped meanwhile, a rescan finds. */
 		d->rescan_pending = true;

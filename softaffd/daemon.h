@@ -52,7 +52,7 @@ struct daemon {
 	int conn_fd;
 	bool conn_paused; /* over the connector's budget */
 	struct budget conn_budget, eval_budget;
-	struct log_ratelimit conn_rl;
+	uint64_t conn_warned_ms;
 	bool ready, stop, signalled;
 	bool rescan_pending, rescan_due, events_lost;
 	bool warned_status, warned_sample;
