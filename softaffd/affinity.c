@@ -7,7 +7,7 @@
 #include "procfs.h"
 #include "util.h"
 
-aff_write_fn aff_write = write_file;
+aff_write_fn aff_write = write_file_at;
 bool aff_missing_is_off;
 
 const char *aff_result_name(enum aff_result r)
@@ -39,60 +39,57 @@ enum aff_result aff_classify(int err)
 	}
 }
 
-static void soft_path(char *path, size_t size, const char *proc, int pid,
-		      int tid)
+static void soft_path(char *path, size_t size, int tid)
 {
-	snprintf(path, size, "%s/%d/task/%d/soft_affinity_list", proc, pid,
-		 tid);
+	snprintf(path, size, "task/%d/soft_affinity_list", tid);
 }
 
-int aff_read_soft(const char *proc, int pid, int tid, struct cpuset *ret)
+int aff_read_soft(int pfd, int tid, struct cpuset *ret)
 {
-	char path[PATH_MAX], buf[CPUSET_LIST_BUFSZ];
+	char path[64], buf[CPUSET_LIST_BUFSZ];
 	ssize_t n;
 
-	soft_path(path, sizeof(path), proc, pid, tid);
-	n = read_file(path, buf, sizeof(buf));
+	soft_path(path, sizeof(path), tid);
+	n = read_file_at(pfd, path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	return cpuset_parse_list(buf, ret) < 0 ? -EBADMSG : 0;
 }
 
-static enum aff_result write_mask(const char *proc, int pid, int tid,
-				  const struct cpuset *mask, int *ret_err)
+static enum aff_result write_mask(int pfd, int tid, const struct cpuset *mask,
+				  int *ret_err)
 {
-	char path[PATH_MAX], buf[CPUSET_LIST_BUFSZ + 1];
+	char path[64], buf[CPUSET_LIST_BUFSZ + 1];
 	int n, r;
 
-	soft_path(path, sizeof(path), proc, pid, tid);
+	soft_path(path, sizeof(path), tid);
 	n = cpuset_format_list(mask, buf, sizeof(buf) - 1);
 	if (n < 0) {
 		*ret_err = n;
 		return AFF_ERROR;
 	}
 	buf[n++] = '\n';
-	r = aff_write(path, buf, (size_t)n);
+	r = aff_write(pfd, path, buf, (size_t)n);
 	*ret_err = r;
 	return r < 0 ? aff_classify(r) : AFF_WRITTEN;
 }
 
 /* Read hard and soft masks of one thread; AFF_WRITTEN means "go on". */
-static enum aff_result read_masks(const char *proc, int pid, int tid,
-				  struct cpuset *hard, struct cpuset *soft,
-				  int *ret_err)
+static enum aff_result read_masks(int pfd, int tid, struct cpuset *hard,
+				  struct cpuset *soft, int *ret_err)
 {
 	struct pstat st;
 	int r;
 
-	r = procfs_read_stat(proc, pid, tid, &st);
+	r = procfs_read_stat(pfd, tid, &st);
 	if (r < 0)
 		goto err;
 	if (policy_is_rt(st.policy))
 		return AFF_RT;
-	r = procfs_read_status(proc, pid, tid, hard, NULL);
+	r = procfs_read_status(pfd, tid, hard, NULL);
 	if (r < 0)
 		goto err;
-	r = aff_read_soft(proc, pid, tid, soft);
+	r = aff_read_soft(pfd, tid, soft);
 	if (r == -ENOENT && aff_missing_is_off) {
 		*soft = *hard;
 		r = 0;
@@ -137,7 +134,7 @@ enum aff_result aff_decide_restore(const struct cpuset *hard,
 }
 
 /* Read, decide (restore or apply with claim), write what was decided. */
-static enum aff_result aff_thread(const char *proc, int pid, int tid,
+static enum aff_result aff_thread(int pfd, int tid,
 				  const struct cpuset *target, bool restore,
 				  enum aff_claim claim, bool dry_run,
 				  int *ret_err)
@@ -146,7 +143,7 @@ static enum aff_result aff_thread(const char *proc, int pid, int tid,
 	enum aff_result res;
 
 	*ret_err = 0;
-	res = read_masks(proc, pid, tid, &hard, &soft, ret_err);
+	res = read_masks(pfd, tid, &hard, &soft, ret_err);
 	if (res != AFF_WRITTEN)
 		return res;
 	if (restore) {
@@ -157,24 +154,21 @@ static enum aff_result aff_thread(const char *proc, int pid, int tid,
 	}
 	if (res != AFF_WRITTEN || dry_run)
 		return res;
-	return write_mask(proc, pid, tid, &want, ret_err);
+	return write_mask(pfd, tid, &want, ret_err);
 }
 
-enum aff_result aff_apply_thread(const char *proc, int pid, int tid,
-				 const struct cpuset *target,
+enum aff_result aff_apply_thread(int pfd, int tid, const struct cpuset *target,
 				 enum aff_claim claim, bool dry_run,
 				 int *ret_err)
 {
-	return aff_thread(proc, pid, tid, target, false, claim, dry_run,
-			  ret_err);
+	return aff_thread(pfd, tid, target, false, claim, dry_run, ret_err);
 }
 
-enum aff_result aff_restore_thread(const char *proc, int pid, int tid,
+enum aff_result aff_restore_thread(int pfd, int tid,
 				   const struct cpuset *target, bool dry_run,
 				   int *ret_err)
 {
-	return aff_thread(proc, pid, tid, target, true, AFF_OURS, dry_run,
-			  ret_err);
+	return aff_thread(pfd, tid, target, true, AFF_OURS, dry_run, ret_err);
 }
 
 int aff_probe(const char *proc)

@@ -24,17 +24,22 @@ enum aff_result {
 const char *aff_result_name(enum aff_result r);
 
 /*
- * The one place that writes soft_affinity.  Tests replace it to simulate
- * EPERM/EINVAL/ESRCH on plain fixture files.  Returns 0 or -errno.
+ * The one place that writes soft_affinity (path relative to the process
+ * directory fd).  Tests replace it to simulate EPERM/EINVAL/ESRCH on
+ * plain fixture files.  Returns 0 or -errno.
  */
-typedef int (*aff_write_fn)(const char *path, const char *data, size_t len);
+typedef int (*aff_write_fn)(int dfd, const char *path, const char *data,
+			    size_t len);
 extern aff_write_fn aff_write;
 
 /* Sort -errno from a read or write into a result class. */
 enum aff_result aff_classify(int err);
 
-/* Read <proc>/PID/task/TID/soft_affinity_list.  0 or -errno. */
-int aff_read_soft(const char *proc, int pid, int tid, struct cpuset *ret);
+/*
+ * Read task/TID/soft_affinity_list under a process directory fd
+ * (procfs_open_pid()).  0 or -errno.
+ */
+int aff_read_soft(int pfd, int tid, struct cpuset *ret);
 
 /*
  * How much of a thread's current soft affinity softaffd may overwrite.
@@ -67,11 +72,10 @@ enum aff_result aff_decide_restore(const struct cpuset *hard,
  * Read the thread's masks, decide as above and write.  Writes that
  * change nothing are skipped.  *ret_err gets the -errno behind a failure.
  */
-enum aff_result aff_apply_thread(const char *proc, int pid, int tid,
-				 const struct cpuset *target,
+enum aff_result aff_apply_thread(int pfd, int tid, const struct cpuset *target,
 				 enum aff_claim claim, bool dry_run,
 				 int *ret_err);
-enum aff_result aff_restore_thread(const char *proc, int pid, int tid,
+enum aff_result aff_restore_thread(int pfd, int tid,
 				   const struct cpuset *target, bool dry_run,
 				   int *ret_err);
 

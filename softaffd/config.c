@@ -5,12 +5,15 @@
  * config or nothing.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <libconfig.h>
 
@@ -265,8 +268,6 @@ static int parse_pattern(struct ctx *x, const config_setting_t *s, char **ret)
  * the estimate (saturating at limit + 1), or -EINVAL for a back-reference,
  * which can make matching exponential.
  */
-/* ~25 ms worst case per 4 KiB command line at this size (glibc 2.36). */
-#define REGEX_MAX_COST 512
 #define REGEX_MAX_DEPTH 32
 
 static long regex_cost(const char *re)
@@ -551,6 +552,7 @@ static int parse_rule(struct ctx *x, const config_setting_t *g,
 			return fail(x, s, "bad regex in 'cmdline': %s", msg);
 		}
 		rule->has_re = true;
+		rule->re_cost = (unsigned int)(cost > 0 ? cost : 1);
 		rule->needs |= NEED_CMDLINE;
 	}
 	if ((s = config_setting_get_member(g, "user"))) {
@@ -723,22 +725,181 @@ static int load_common(config_t *cf, int rd, const char *name,
 	return 0;
 }
 
+/* The largest configuration file read, included ones each. */
+#define CONFIG_MAX_FILE (1 << 20)
+/* libconfig's own limit on nested @include. */
+#define CONFIG_MAX_INCLUDE_DEPTH 10
+
+/*
+ * Whoever can write the configuration decides which processes run where,
+ * and what the daemon reads: it must be a regular file, owned by root
+ * (or by the user running softaffd, so that tests and -t work for
+ * anyone), and not writable by group or others.  0, or -EPERM with the
+ * reason in err.
+ */
+static int check_file(const char *path, const struct stat *st, char *err,
+		      size_t errlen)
+{
+	if (!S_ISREG(st->st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file; refusing it",
+			 path);
+		return -EPERM;
+	}
+	if (st->st_uid != 0 && st->st_uid != geteuid()) {
+		snprintf(err, errlen,
+			 "%s: owned by uid %u, not root; refusing it", path,
+			 (unsigned int)st->st_uid);
+		return -EPERM;
+	}
+	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(err, errlen,
+			 "%s: writable by group or others (mode %04o); "
+			 "refusing it (chmod go-w %s)",
+			 path, (unsigned int)(st->st_mode & 07777), path);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/*
+ * Open and check path, read it whole into *ret (malloc'd, NUL
+ * terminated).  O_NONBLOCK: a FIFO must be refused, not waited on.
+ * 0 or -errno with err set.
+ */
+static int read_checked(const char *path, char **ret, char *err, size_t errlen)
+{
+	struct stat st;
+	char *buf;
+	ssize_t n;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		r = errno;
+		snprintf(err, errlen, "%s: cannot read: %s", path,
+			 strerror(r));
+		return -r;
+	}
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: cannot read: %s", path,
+			 strerror(-r));
+		close(fd);
+		return r;
+	}
+	r = check_file(path, &st, err, errlen);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	if (st.st_size > CONFIG_MAX_FILE) {
+		snprintf(err, errlen, "%s: larger than %d bytes", path,
+			 CONFIG_MAX_FILE);
+		close(fd);
+		return -EFBIG;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	n = read(fd, buf, (size_t)st.st_size);
+	r = n < 0 ? -errno : 0;
+	close(fd);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: cannot read: %s", path,
+			 strerror(-r));
+		free(buf);
+		return r;
+	}
+	buf[n] = '\0';
+	*ret = buf;
+	return 0;
+}
+
+/*
+ * Check every file text @includes (libconfig 1.5 opens them itself, so
+ * this looks first): '@include "name"' at the start of a line, as
+ * libconfig's scanner has it, relative to incdir.  A file that does not
+ * exist is left to libconfig's own message.
+ */
+static int check_includes(const char *text, const char *incdir, int depth,
+			  char *err, size_t errlen)
+{
+	const char *p = text;
+
+	while (p && *p) {
+		char name[PATH_MAX / 2], path[PATH_MAX];
+		const char *q = p, *end;
+		char *inc;
+		int r;
+
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (strncmp(q, "@include", 8))
+			continue;
+		q += 8;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (*q++ != '"' || !(end = strchr(q, '"')) ||
+		    (size_t)(end - q) >= sizeof(name))
+			continue;
+		memcpy(name, q, (size_t)(end - q));
+		name[end - q] = '\0';
+		if (name[0] == '/' || !incdir ||
+		    strlen(incdir) >= sizeof(path) - sizeof(name))
+			snprintf(path, sizeof(path), "%s", name);
+		else
+			snprintf(path, sizeof(path), "%.*s/%s",
+				 (int)(sizeof(path) - sizeof(name) - 1), incdir,
+				 name);
+		if (depth >= CONFIG_MAX_INCLUDE_DEPTH)
+			return 0; /* libconfig says so itself */
+		r = read_checked(path, &inc, err, errlen);
+		if (r == -ENOENT)
+			continue;
+		if (r < 0)
+			return r;
+		r = check_includes(inc, incdir, depth + 1, err, errlen);
+		free(inc);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int config_load(const char *path, const struct topology *topo,
 		struct config **ret, char *err, size_t errlen)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
+	const char *incdir = NULL;
+	char *text;
 	config_t cf;
 	int r;
 
-	config_init(&cf);
 	/* @include "x.conf" is relative to the including file's directory. */
 	if (slash && (size_t)(slash - path) < sizeof(dir)) {
 		memcpy(dir, path, (size_t)(slash - path));
 		dir[slash - path] = '\0';
-		config_set_include_dir(&cf, slash == path ? "/" : dir);
+		incdir = slash == path ? "/" : dir;
 	}
-	r = config_read_file(&cf, path);
+	r = read_checked(path, &text, err, errlen);
+	if (r < 0)
+		return r;
+	r = check_includes(text, incdir, 1, err, errlen);
+	if (r < 0) {
+		free(text);
+		return r;
+	}
+	config_init(&cf);
+	if (incdir)
+		config_set_include_dir(&cf, incdir);
+	r = config_read_string(&cf, text);
+	free(text);
 	return load_common(&cf, r, path, topo, ret, err, errlen);
 }
 

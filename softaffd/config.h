@@ -13,6 +13,8 @@
 #define CONFIG_MAX_RULES	  256
 #define CONFIG_MAX_PATTERN	  256 /* bytes in comm/exe/cmdline/cgroup/name */
 #define CONFIG_MAX_NODES_PER_RULE 64
+/* ~25 ms worst case per 4 KiB command line at this size (glibc 2.36). */
+#define REGEX_MAX_COST		  512
 #define RATIO_MIN		  1 /* kernel range of sched_allowed/preferred */
 #define RATIO_MAX		  10000
 
@@ -35,6 +37,7 @@ struct rule {
 	char *cmdline; /* ERE source against NUL->space cmdline */
 	regex_t cmdline_re;
 	bool has_re;
+	unsigned int re_cost; /* estimated automaton states, 1..REGEX_MAX_COST */
 	bool has_uid;
 	uid_t uid;
 	char *user;   /* as written, for the dump */

@@ -77,3 +77,28 @@ void log_msg(int prio, const char *fmt, ...)
 	else
 		fprintf(stderr, "softaffd: %s%s\n", plain_prefix[prio], line);
 }
+
+void log_ratelimit_flush(struct log_ratelimit *rl, uint64_t now_ms,
+			 const char *what)
+{
+	if (!rl->start_ms)
+		rl->start_ms = now_ms; /* the first window starts now */
+	if (now_ms - rl->start_ms < LOG_RL_WINDOW_MS)
+		return;
+	if (rl->suppressed)
+		log_info("%s: %u messages suppressed", what, rl->suppressed);
+	rl->start_ms = now_ms;
+	rl->n = rl->suppressed = 0;
+}
+
+bool log_ratelimit(struct log_ratelimit *rl, uint64_t now_ms,
+		   const char *what)
+{
+	log_ratelimit_flush(rl, now_ms, what);
+	if (rl->n < LOG_RL_BURST) {
+		rl->n++;
+		return true;
+	}
+	rl->suppressed++;
+	return false;
+}

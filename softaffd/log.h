@@ -2,6 +2,8 @@
 #ifndef SOFTAFF_LOG_H
 #define SOFTAFF_LOG_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <syslog.h>
 
 /*
@@ -15,6 +17,25 @@ extern unsigned long log_counts[8];
 void log_set_journal(int on);
 void log_msg(int prio, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * A limiter for one stream of messages that an unprivileged user can
+ * trigger at will (a rule's "matches"/"leaves" lines): at most
+ * LOG_RL_BURST per LOG_RL_WINDOW_MS; the first message after a window in
+ * which some were dropped says how many.
+ */
+#define LOG_RL_BURST	 10
+#define LOG_RL_WINDOW_MS 10000
+struct log_ratelimit {
+	uint64_t start_ms;
+	unsigned int n, suppressed;
+};
+/* May a message of stream what be logged now? */
+bool log_ratelimit(struct log_ratelimit *rl, uint64_t now_ms,
+		   const char *what);
+/* Report what was suppressed in a window that has ended. */
+void log_ratelimit_flush(struct log_ratelimit *rl, uint64_t now_ms,
+			 const char *what);
 
 #define log_err(...)	log_msg(LOG_ERR, __VA_ARGS__)
 #define log_warn(...)	log_msg(LOG_WARNING, __VA_ARGS__)

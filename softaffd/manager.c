@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The table of managed processes and everything that changes it: scans,
- * connector events, reloads and shutdown.  Decisions about *which* rule
- * live in rules.c and about *how* to write in affinity.c; this file only
- * ties them together and decides what deserves a log line.
+ * Evaluation and policy: which processes are managed under which rule,
+ * and what deserves a log line.  One way through for every process:
+ *
+ *   event or scan -> dirty set -> snapshot (procfs, through one fd on
+ *   <proc>/PID) -> decision (rules.c, affinity.c's aff_decide: pure)
+ *   -> writes (affinity.c) -> log and counters.
+ *
+ * The pid tables are pidtable.c, the per-thread ownership owned.c, the
+ * sliced /proc walk scanner.c.
  *
  * Ownership of masks: the first pass over a process (at start, when it
  * appears, after exec) adopts every thread.  From then on a thread is
@@ -11,111 +16,17 @@
  * hand-managed and left alone, until the process execs or the admin asks
  * for re-adoption (mgr_readopt).  Restoring only touches our masks.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "affinity.h"
 #include "log.h"
 #include "manager.h"
-#include "procfs.h"
-#include "rules.h"
 
-#define MGR_MIN_BUCKETS 256
-/* Status lists at most this many pids per rule; counts stay exact. */
-#define MGR_STATUS_MAX_PIDS 1000
 /* Call the tick hook every this many items of a batch (threads, pids). */
 #define MGR_TICK_EVERY 64
-
-/* ---- pid hash tables ---- */
-
-static size_t bucket_of(const struct pidtable *t, int pid)
-{
-	return ((unsigned int)pid * 2654435761u) & (t->nbuckets - 1);
-}
-
-static int table_init(struct pidtable *t)
-{
-	t->nbuckets = MGR_MIN_BUCKETS;
-	t->count = 0;
-	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
-	return t->buckets ? 0 : -ENOMEM;
-}
-
-static struct pidnode *table_lookup(const struct pidtable *t, int pid)
-{
-	struct pidnode *n;
-
-	for (n = t->buckets[bucket_of(t, pid)]; n; n = n->next)
-		if (n->pid == pid)
-			return n;
-	return NULL;
-}
-
-static void rehash(struct pidtable *t, size_t nb)
-{
-	struct pidnode **nbk = calloc(nb, sizeof(*nbk));
-	struct pidnode **obk = t->buckets;
-	size_t ob = t->nbuckets;
-
-	if (!nbk)
-		return; /* keep the old, longer chains */
-	t->buckets = nbk;
-	t->nbuckets = nb;
-	for (size_t i = 0; i < ob; i++) {
-		struct pidnode *n = obk[i], *next;
-
-		for (; n; n = next) {
-			size_t b = bucket_of(t, n->pid);
-
-			next = n->next;
-			n->next = nbk[b];
-			nbk[b] = n;
-		}
-	}
-	free(obk);
-}
-
-static void table_add(struct pidtable *t, struct pidnode *n)
-{
-	size_t b;
-
-	if (t->count + 1 > t->nbuckets * 2)
-		rehash(t, t->nbuckets * 2);
-	b = bucket_of(t, n->pid);
-	n->next = t->buckets[b];
-	t->buckets[b] = n;
-	t->count++;
-}
-
-static void table_del(struct pidtable *t, struct pidnode *n)
-{
-	struct pidnode **pp = &t->buckets[bucket_of(t, n->pid)];
-
-	for (; *pp; pp = &(*pp)->next) {
-		if (*pp == n) {
-			*pp = n->next;
-			t->count--;
-			return;
-		}
-	}
-}
-
-/* Not from table_del(): callers may be walking the buckets. */
-static void table_shrink(struct pidtable *t)
-{
-	size_t nb = t->nbuckets;
-
-	while (nb > MGR_MIN_BUCKETS && t->count < nb / 8)
-		nb /= 2;
-	if (nb != t->nbuckets)
-		rehash(t, nb);
-}
-
-#define for_each_node(t, n, next)                     \
-	for (size_t _i = 0; _i < (t)->nbuckets; _i++) \
-		for (n = (t)->buckets[_i]; n && ((next = n->next), 1); n = next)
 
 static struct managed *as_managed(struct pidnode *n)
 {
@@ -124,7 +35,12 @@ static struct managed *as_managed(struct pidnode *n)
 
 struct managed *mgr_lookup(const struct mgr *m, int pid)
 {
-	return as_managed(table_lookup(&m->procs, pid));
+	return as_managed(pidtable_lookup(&m->procs, pid));
+}
+
+static struct other *other_lookup(const struct mgr *m, int pid)
+{
+	return (struct other *)pidtable_lookup(&m->others, pid);
 }
 
 static void tick(struct mgr *m, unsigned long i)
@@ -133,103 +49,126 @@ static void tick(struct mgr *m, unsigned long i)
 		m->tick(m->tick_userdata);
 }
 
+static const struct cpuset *target_of(const struct mgr *m, unsigned int rule)
+{
+	return &m->cfg->rules[rule].cpus;
+}
+
+/* May another per-process line of this rule be logged at info? */
+static int rule_prio(struct mgr *m, unsigned int rule)
+{
+	char what[CONFIG_MAX_PATTERN + 16];
+
+	snprintf(what, sizeof(what), "rule '%s'", m->cfg->rules[rule].name);
+	return log_ratelimit(&m->rule_rl[rule], now_ms(), what) ? LOG_INFO
+								 : LOG_DEBUG;
+}
+
+void mgr_flush_logs(struct mgr *m, uint64_t now)
+{
+	char what[CONFIG_MAX_PATTERN + 16];
+
+	for (unsigned int r = 0; r < m->cfg->nrules; r++) {
+		if (!m->rule_rl[r].suppressed)
+			continue;
+		snprintf(what, sizeof(what), "rule '%s'", m->cfg->rules[r].name);
+		log_ratelimit_flush(&m->rule_rl[r], now, what);
+	}
+}
+
 /* ---- processes that matched no rule ---- */
 
-static void other_add(struct mgr *m, int pid)
+static struct other *other_add(struct mgr *m, int pid)
 {
-	struct other *o = (struct other *)table_lookup(&m->others, pid);
+	struct other *o = other_lookup(m, pid);
 
 	if (!o) {
 		o = calloc(1, sizeof(*o));
 		if (!o)
-			return; /* it is only a cache */
+			return NULL; /* it is only a cache */
 		o->node.pid = pid;
-		table_add(&m->others, &o->node);
+		pidtable_add(&m->others, &o->node);
 	}
 	o->seen = m->gen;
+	return o;
+}
+
+static void other_set(struct mgr *m, const struct snap *s,
+		      unsigned int inherit)
+{
+	struct other *o = other_add(m, s->pid);
+
+	if (!o)
+		return;
+	o->starttime = s->st.starttime;
+	snprintf(o->comm, sizeof(o->comm), "%s", s->st.comm);
+	if (inherit)
+		o->inherit = inherit;
 }
 
 static void other_del(struct mgr *m, int pid)
 {
-	struct pidnode *n = table_lookup(&m->others, pid);
+	struct pidnode *n = pidtable_lookup(&m->others, pid);
 
 	if (n) {
-		table_del(&m->others, n);
+		pidtable_del(&m->others, n);
 		free(n);
 	}
 }
 
-static void others_clear(struct mgr *m)
-{
-	struct pidnode *n, *next;
-
-	for_each_node (&m->others, n, next)
-		free(n);
-	memset(m->others.buckets, 0,
-	       m->others.nbuckets * sizeof(*m->others.buckets));
-	m->others.count = 0;
-}
-
 /* ---- managed processes ---- */
 
-static const struct cpuset *target_of(const struct mgr *m,
-				      const struct managed *e)
-{
-	return &m->cfg->rules[e->rule].cpus;
-}
-
-static struct managed *insert(struct mgr *m, int pid, uint64_t starttime,
+static struct managed *insert(struct mgr *m, const struct snap *s,
 			      unsigned int rule)
 {
 	struct managed *e = calloc(1, sizeof(*e));
 
 	if (!e)
 		return NULL;
-	e->node.pid = pid;
-	e->starttime = starttime;
+	e->node.pid = s->pid;
+	e->starttime = s->st.starttime;
+	snprintf(e->comm, sizeof(e->comm), "%s", s->st.comm);
 	e->rule = rule;
 	e->seen = m->gen;
-	table_add(&m->procs, &e->node);
+	pidtable_add(&m->procs, &e->node);
 	m->count = m->procs.count;
 	m->rule_count[rule]++;
-	other_del(m, pid);
+	other_del(m, s->pid);
 	return e;
 }
 
 static void forget_threads(struct mgr *m, struct managed *e)
 {
-	if (e->nhand)
-		m->nhand_procs--;
-	free(e->threads);
-	e->threads = NULL;
-	e->nthreads = e->cap = 0;
-	e->nhand = 0;
+	m->nhand_procs += owned_clear(&e->own);
 }
 
 static void drop(struct mgr *m, struct managed *e)
 {
-	table_del(&m->procs, &e->node);
+	pidtable_del(&m->procs, &e->node);
 	m->count = m->procs.count;
 	m->rule_count[e->rule]--;
 	forget_threads(m, e);
 	free(e);
 }
 
-/* Per-rule counters for @cfg, zeroed; both or neither are allocated. */
+/* Per-rule state for @cfg, zeroed; all or nothing is allocated. */
 static int alloc_rule_arrays(const struct config *cfg, unsigned int **ret_count,
-			     bool **ret_warned)
+			     bool **ret_warned, struct log_ratelimit **ret_rl)
 {
 	size_t n = cfg->nrules ? cfg->nrules : 1;
 	unsigned int *rc = calloc(n, sizeof(*rc));
 	bool *ew = calloc(n, sizeof(*ew));
+	struct log_ratelimit *rl = calloc(n, sizeof(*rl));
 
-	if (!rc || !ew) {
+	if (!rc || !ew || !rl) {
 		free(rc);
 		free(ew);
+		free(rl);
 		return -ENOMEM;
 	}
 	*ret_count = rc;
 	*ret_warned = ew;
+	*ret_rl = rl;
 	return 0;
 }
 
@@ -241,9 +180,15 @@ int mgr_init(struct mgr *m, const struct roots *roots, const struct config *cfg,
 	m->cfg = cfg;
 	m->topo = topo;
 	m->dry_run = dry_run;
-	if (table_init(&m->procs) || table_init(&m->others))
+	m->snap = calloc(1, sizeof(*m->snap));
+	if (!m->snap)
 		return -ENOMEM;
-	return alloc_rule_arrays(cfg, &m->rule_count, &m->einval_warned);
+	m->snap->pfd = -1;
+	if (pidtable_init(&m->procs) || pidtable_init(&m->others) ||
+	    pidtable_init(&m->dirty))
+		return -ENOMEM;
+	return alloc_rule_arrays(cfg, &m->rule_count, &m->einval_warned,
+				 &m->rule_rl);
 }
 
 void mgr_done(struct mgr *m)
@@ -252,175 +197,140 @@ void mgr_done(struct mgr *m)
 
 	mgr_scan_abort(m);
 	if (m->procs.buckets)
-		for_each_node (&m->procs, n, next)
+		pidtable_for_each (&m->procs, n, next)
 			drop(m, as_managed(n));
-	if (m->others.buckets)
-		others_clear(m);
-	free(m->procs.buckets);
-	free(m->others.buckets);
+	pidtable_clear(&m->others);
+	pidtable_clear(&m->dirty);
+	pidtable_done(&m->procs);
+	pidtable_done(&m->others);
+	pidtable_done(&m->dirty);
 	free(m->rule_count);
 	free(m->einval_warned);
-	m->procs.buckets = NULL;
-	m->others.buckets = NULL;
+	free(m->rule_rl);
+	free(m->snap);
+	free(m->tids);
 	m->rule_count = NULL;
 	m->einval_warned = NULL;
+	m->rule_rl = NULL;
+	m->snap = NULL;
+	m->tids = NULL;
 }
 
-/* ---- threads ---- */
+/* ---- gather: the snapshot of one process ---- */
 
-static struct mthread *find_thread(const struct managed *e, int tid)
+static void snap_close(struct snap *s)
 {
-	unsigned int lo = 0, hi = e->nthreads;
+	if (s->pfd >= 0)
+		close(s->pfd);
+	s->pfd = -1;
+}
 
-	while (lo < hi) {
-		unsigned int mid = lo + (hi - lo) / 2;
+/* Open <proc>/PID and read its stat.  0 or -errno (gone). */
+static int snap_open(struct mgr *m, int pid)
+{
+	struct snap *s = m->snap;
+	int r;
 
-		if (e->threads[mid].tid == tid)
-			return &e->threads[mid];
-		if (e->threads[mid].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
+	snap_close(s);
+	s->pid = pid;
+	s->pfd = procfs_open_pid(m->roots.proc, pid);
+	if (s->pfd < 0)
+		return s->pfd;
+	r = procfs_read_stat(s->pfd, 0, &s->st);
+	if (r < 0) {
+		snap_close(s);
+		return r;
 	}
-	return NULL;
+	memset(&s->a, 0, sizeof(s->a));
+	s->a.loaded = NEED_COMM;
+	s->a.comm = s->st.comm;
+	s->a.regex_budget = RULES_REGEX_BUDGET;
+	return 0;
 }
 
-static int cmp_int(const void *a, const void *b)
+/* Read one more attribute (a NEED_* bit); unreadable stays NULL. */
+static void snap_load(struct snap *s, unsigned int need)
 {
-	int x = *(const int *)a, y = *(const int *)b;
+	struct proc_attrs *a = &s->a;
 
-	return (x > y) - (x < y);
-}
-
-static void count_hand(struct mgr *m, struct managed *e, int delta)
-{
-	if (!e->nhand && delta > 0)
-		m->nhand_procs++;
-	e->nhand = (unsigned int)((int)e->nhand + delta);
-	if (!e->nhand && delta < 0)
-		m->nhand_procs--;
-}
-
-/* Remember tid as ours or hand-set; keeps the array sorted. */
-static void remember_thread(struct mgr *m, struct managed *e, int tid,
-			    bool hand)
-{
-	struct mthread *t = find_thread(e, tid), *n;
-	unsigned int i;
-
-	if (t) {
-		if (t->hand != hand)
-			count_hand(m, e, hand ? 1 : -1);
-		t->hand = hand;
-		return;
+	a->loaded |= need;
+	switch (need) {
+	case NEED_EXE:
+		if (procfs_read_exe(s->pfd, s->exe, sizeof(s->exe)) == 0)
+			a->exe = s->exe;
+		break;
+	case NEED_CMDLINE:
+		if (procfs_read_cmdline(s->pfd, s->cmdline,
+					sizeof(s->cmdline)) == 0)
+			a->cmdline = s->cmdline;
+		break;
+	case NEED_CGROUP:
+		if (procfs_read_cgroup(s->pfd, s->cgroup, sizeof(s->cgroup)) ==
+		    0)
+			a->cgroup = s->cgroup;
+		break;
+	case NEED_UID:
+		if (procfs_read_status(s->pfd, 0, NULL, &a->uid) == 0)
+			a->has_uid = true;
+		break;
 	}
-	if (e->nthreads == e->cap) {
-		unsigned int nc = e->cap ? e->cap * 2 : 4;
+}
 
-		n = realloc(e->threads, nc * sizeof(*n));
-		if (!n)
-			return; /* then it counts as new next time: no harm */
-		e->threads = n;
-		e->cap = nc;
+/* ---- decide: which rule, reading attributes as the rules ask ---- */
+
+static int match(struct mgr *m)
+{
+	struct snap *s = m->snap;
+	unsigned int at = 0, need = 0;
+	int r;
+
+	while ((r = rules_match_from(m->cfg, &s->a, at, &at, &need)) ==
+	       RULES_NEED)
+		snap_load(s, need);
+	if (s->a.regex_skipped) {
+		char comm[128];
+
+		m->cnt.regex_skipped += s->a.regex_skipped;
+		log_debug("pid %d (%s): %u cmdline rules skipped: the regex "
+			  "work for one process is bounded",
+			  s->pid, procfs_escape(s->st.comm, comm, sizeof(comm)),
+			  s->a.regex_skipped);
 	}
-	n = e->threads;
-	for (i = e->nthreads; i > 0 && n[i - 1].tid > tid; i--)
-		n[i] = n[i - 1];
-	n[i].tid = tid;
-	n[i].hand = hand;
-	e->nthreads++;
-	if (hand)
-		count_hand(m, e, 1);
+	m->cnt.evals++;
+	return r;
 }
 
-static void forget_thread(struct mgr *m, struct managed *e, int tid)
-{
-	struct mthread *t = find_thread(e, tid);
-	size_t i;
+/* ---- act: the threads of one process ---- */
 
-	if (!t)
-		return;
-	if (t->hand)
-		count_hand(m, e, -1);
-	i = (size_t)(t - e->threads);
-	memmove(t, t + 1, (e->nthreads - i - 1) * sizeof(*t));
-	e->nthreads--;
-}
-
-/* The tids of pid, in a buffer reused across calls.  Count or -errno. */
-static int list_tids(const struct mgr *m, int pid, int **ret)
-{
-	static int *buf;
-	static size_t cap;
-	char path[PATH_MAX];
-	struct dirent *de;
-	size_t n = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "%s/%d/task", m->roots.proc, pid);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		uint64_t tid;
-
-		if (parse_u64(de->d_name, &tid) < 0 || tid > INT32_MAX)
-			continue;
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 64;
-			int *nb = realloc(buf, nc * sizeof(*nb));
-
-			if (!nb)
-				break; /* the rest waits for the next pass */
-			buf = nb;
-			cap = nc;
-		}
-		buf[n++] = (int)tid;
-	}
-	closedir(d);
-	*ret = buf;
-	return (int)n;
-}
-
-static const char *comm_of(const struct mgr *m, int pid, char *buf, size_t size)
-{
-	struct pstat st;
-	char raw[64];
-
-	if (procfs_read_stat(m->roots.proc, pid, 0, &st) < 0)
-		return "?";
-	snprintf(raw, sizeof(raw), "%s", st.comm);
-	return procfs_escape(raw, buf, size);
-}
-
-static void log_hand(struct mgr *m, struct managed *e, int tid)
+static void log_hand(struct mgr *m, struct managed *e, int pfd, int tid)
 {
 	const struct rule *rule = &m->cfg->rules[e->rule];
 	char comm[128], cpus[CPUSET_LIST_BUFSZ], now[CPUSET_LIST_BUFSZ];
 	struct cpuset soft;
+	int prio = e->flags & M_HAND_LOGGED ? LOG_DEBUG : rule_prio(m, e->rule);
 
 	m->cnt.hand++;
-	if (aff_read_soft(m->roots.proc, e->node.pid, tid, &soft) < 0 ||
+	if (aff_read_soft(pfd, tid, &soft) < 0 ||
 	    cpuset_format_list(&soft, now, sizeof(now)) < 0)
 		snprintf(now, sizeof(now), "?");
-	cpuset_format_list(target_of(m, e), cpus, sizeof(cpus));
-	log_msg(e->flags & M_HAND_LOGGED ? LOG_DEBUG : LOG_INFO,
+	cpuset_format_list(target_of(m, e->rule), cpus, sizeof(cpus));
+	log_msg(prio,
 		"pid %d (%s): soft affinity of thread %d set by hand to %s "
 		"(rule '%s' wants %s); leaving %s alone until it execs",
-		e->node.pid, comm_of(m, e->node.pid, comm, sizeof(comm)), tid,
+		e->node.pid, procfs_escape(e->comm, comm, sizeof(comm)), tid,
 		now, rule->name, cpus,
 		e->flags & M_HAND_LOGGED ? "that thread" : "such threads");
 	e->flags |= M_HAND_LOGGED;
 }
 
 /*
- * Apply the rule to one thread with what we know of it.  Returns false
- * to stop visiting further threads of the process.
+ * Apply the rule to one thread.  Returns false to stop visiting further
+ * threads of the process.
  */
-static bool apply_one(struct mgr *m, struct managed *e, int tid)
+static bool apply_one(struct mgr *m, struct managed *e, int pfd, int tid)
 {
 	const struct rule *rule = &m->cfg->rules[e->rule];
-	struct mthread *t = find_thread(e, tid);
+	struct mthread *t = owned_find(&e->own, tid);
 	char comm[128], cpus[CPUSET_LIST_BUFSZ];
 	enum aff_claim claim;
 	enum aff_result res;
@@ -432,28 +342,29 @@ static bool apply_one(struct mgr *m, struct managed *e, int tid)
 	claim = m->dry_run || !(e->flags & M_ADOPTED) ? AFF_ADOPT
 		: t				      ? AFF_OURS
 						      : AFF_NEW;
-	res = aff_apply_thread(m->roots.proc, e->node.pid, tid, target_of(m, e),
-			       claim, m->dry_run, &err);
+	res = aff_apply_thread(pfd, tid, target_of(m, e->rule), claim,
+			       m->dry_run, &err);
+	procfs_escape(e->comm, comm, sizeof(comm));
 	switch (res) {
 	case AFF_WRITTEN:
 		m->cnt.written++;
-		remember_thread(m, e, tid, false);
-		cpuset_format_list(target_of(m, e), cpus, sizeof(cpus));
-		log_msg(m->dry_run || !(e->flags & M_LOGGED) ? LOG_INFO
-							     : LOG_DEBUG,
+		m->nhand_procs += owned_remember(&e->own, tid, false);
+		cpuset_format_list(target_of(m, e->rule), cpus, sizeof(cpus));
+		log_msg(m->dry_run || !(e->flags & M_LOGGED)
+				? rule_prio(m, e->rule)
+				: LOG_DEBUG,
 			"%sset soft affinity of %d/%d (%s) to %s (rule '%s')",
 			m->dry_run ? "dry-run: would " : "", e->node.pid, tid,
-			comm_of(m, e->node.pid, comm, sizeof(comm)), cpus,
-			rule->name);
+			comm, cpus, rule->name);
 		e->flags |= M_LOGGED;
 		break;
 	case AFF_UNCHANGED:
 		m->cnt.unchanged++;
-		remember_thread(m, e, tid, false);
+		m->nhand_procs += owned_remember(&e->own, tid, false);
 		break;
 	case AFF_FOREIGN:
-		remember_thread(m, e, tid, true);
-		log_hand(m, e, tid);
+		m->nhand_procs += owned_remember(&e->own, tid, true);
+		log_hand(m, e, pfd, tid);
 		break;
 	case AFF_GONE:
 		m->cnt.gone++;
@@ -464,33 +375,32 @@ static bool apply_one(struct mgr *m, struct managed *e, int tid)
 	case AFF_EMPTY:
 		m->cnt.empty++;
 		if (!(e->flags & M_WARNED_EMPTY)) {
-			cpuset_format_list(target_of(m, e), cpus, sizeof(cpus));
+			cpuset_format_list(target_of(m, e->rule), cpus,
+					   sizeof(cpus));
 			log_warn("pid %d (%s): hard affinity excludes all of "
 				 "%s (rule '%s'), skipped",
-				 e->node.pid,
-				 comm_of(m, e->node.pid, comm, sizeof(comm)),
-				 cpus, rule->name);
+				 e->node.pid, comm, cpus, rule->name);
 			e->flags |= M_WARNED_EMPTY;
 		}
 		break;
 	case AFF_EPERM:
 		m->cnt.eperm++;
-		log_warn("pid %d (%s): not permitted to set soft affinity "
-			 "(%s), no longer managing it",
-			 e->node.pid,
-			 comm_of(m, e->node.pid, comm, sizeof(comm)),
-			 strerror(-err));
+		log_msg(rule_prio(m, e->rule) == LOG_INFO ? LOG_WARNING
+							  : LOG_DEBUG,
+			"pid %d (%s): not permitted to set soft affinity "
+			"(%s), no longer managing it",
+			e->node.pid, comm, strerror(-err));
 		e->flags |= M_IGNORED;
 		return false;
 	case AFF_EINVAL:
 		m->cnt.einval++;
 		if (!m->einval_warned[e->rule]) {
-			cpuset_format_list(target_of(m, e), cpus, sizeof(cpus));
+			cpuset_format_list(target_of(m, e->rule), cpus,
+					   sizeof(cpus));
 			log_warn("rule '%s': kernel rejected soft affinity %s "
 				 "for %d/%d (%s); further rejections for this "
 				 "rule are not logged",
-				 rule->name, cpus, e->node.pid, tid,
-				 comm_of(m, e->node.pid, comm, sizeof(comm)));
+				 rule->name, cpus, e->node.pid, tid, comm);
 			m->einval_warned[e->rule] = true;
 		}
 		break;
@@ -506,29 +416,52 @@ static bool apply_one(struct mgr *m, struct managed *e, int tid)
 	return true;
 }
 
-static bool restore_one(struct mgr *m, struct managed *e, int tid)
+/* Reset one thread to its hard mask if it still has target & hard. */
+static bool reset_one(struct mgr *m, int pid, int pfd, int tid,
+		      const struct cpuset *target)
 {
-	struct mthread *t = find_thread(e, tid);
 	enum aff_result res;
 	int err;
 
-	if (t && t->hand)
-		return true;
-	res = aff_restore_thread(m->roots.proc, e->node.pid, tid,
-				 target_of(m, e), m->dry_run, &err);
+	res = aff_restore_thread(pfd, tid, target, m->dry_run, &err);
 	if (res == AFF_WRITTEN) {
 		m->cnt.restored++;
 		log_msg(m->dry_run ? LOG_INFO : LOG_DEBUG,
 			"%sreset soft affinity of %d/%d to its hard mask",
-			m->dry_run ? "dry-run: would " : "", e->node.pid, tid);
+			m->dry_run ? "dry-run: would " : "", pid, tid);
 	} else if (res == AFF_FOREIGN) {
 		m->cnt.foreign++;
 		log_debug("%d/%d: soft affinity changed by someone else, left "
 			  "alone",
-			  e->node.pid, tid);
+			  pid, tid);
 	} else if (res == AFF_EPERM) {
 		return false;
 	}
+	return true;
+}
+
+static bool restore_one(struct mgr *m, struct managed *e, int pfd, int tid)
+{
+	struct mthread *t = owned_find(&e->own, tid);
+
+	if (t && t->hand)
+		return true;
+	return reset_one(m, e->node.pid, pfd, tid, target_of(m, e->rule));
+}
+
+/*
+ * threads = "main": the other threads get no mask from us; one they
+ * inherited from the main thread (the kernel copies it on clone) is
+ * reset, unless someone set it by hand.
+ */
+static bool unset_other(struct mgr *m, struct managed *e, int pfd, int tid)
+{
+	if (owned_find(&e->own, tid))
+		return true; /* already met: reset then, or hand-set */
+	if (!reset_one(m, e->node.pid, pfd, tid, target_of(m, e->rule)))
+		return false;
+	/* Remembered as ours-and-reset: not looked at again. */
+	m->nhand_procs += owned_remember(&e->own, tid, false);
 	return true;
 }
 
@@ -539,62 +472,43 @@ enum walk {
 	WALK_NONE, /* leave them to the connector's events */
 };
 
-/*
- * Visit the threads of e (just the leader when only_main; with WALK_NEW
- * only those not met before).  The visit also forgets the threads it
- * did not meet: they have exited.
- */
-static void visit_threads(struct mgr *m, struct managed *e, bool only_main,
-			  enum walk walk,
-			  bool (*fn)(struct mgr *, struct managed *, int))
+static int cmp_int(const void *a, const void *b)
 {
-	unsigned int kept = 0;
-	int *tids, n;
+	int x = *(const int *)a, y = *(const int *)b;
 
-	if (only_main) {
-		if (walk == WALK_ALL || !find_thread(e, e->node.pid))
-			fn(m, e, e->node.pid);
-		return;
-	}
-	n = list_tids(m, e->node.pid, &tids);
+	return (x > y) - (x < y);
+}
+
+typedef bool (*thread_fn)(struct mgr *, struct managed *, int, int);
+
+/*
+ * Visit the threads of e (with WALK_NEW only those not met before),
+ * calling fn on the main thread and others_fn on the rest.  The visit
+ * also forgets the threads it did not meet: they have exited.
+ */
+static void visit_threads(struct mgr *m, struct managed *e, int pfd,
+			  enum walk walk, thread_fn fn, thread_fn others_fn)
+{
+	int n = procfs_read_tids(pfd, &m->tids, &m->tids_cap);
+
 	if (n < 0)
 		return;
 	for (int i = 0; i < n; i++) {
-		if (walk == WALK_NEW && find_thread(e, tids[i]))
+		int tid = m->tids[i];
+		thread_fn f = tid == e->node.pid ? fn : others_fn;
+
+		if (walk == WALK_NEW && owned_find(&e->own, tid))
 			continue;
-		if (!fn(m, e, tids[i]))
+		if (!f(m, e, pfd, tid))
 			return;
 		tick(m, (unsigned long)i);
 	}
-	/* tids is sorted now: check every remembered thread against it. */
-	qsort(tids, (size_t)n, sizeof(*tids), cmp_int);
-	for (unsigned int i = 0; i < e->nthreads; i++) {
-		int tid = e->threads[i].tid;
-
-		if (bsearch(&tid, tids, (size_t)n, sizeof(*tids), cmp_int))
-			e->threads[kept++] = e->threads[i];
-		else if (e->threads[i].hand)
-			count_hand(m, e, -1);
-	}
-	e->nthreads = kept;
+	qsort(m->tids, (size_t)n, sizeof(*m->tids), cmp_int);
+	m->nhand_procs += owned_prune(&e->own, m->tids, (size_t)n);
 }
 
-/*
- * Is e still the process it was?  A missed exit event plus a reused pid
- * would otherwise make us act on a stranger.  Drops e if not.
- */
-static bool still_same(struct mgr *m, struct managed *e)
-{
-	struct pstat st;
-
-	if (procfs_read_stat(m->roots.proc, e->node.pid, 0, &st) == 0 &&
-	    st.starttime == e->starttime)
-		return true;
-	drop(m, e);
-	return false;
-}
-
-static void apply_proc(struct mgr *m, struct managed *e, enum walk walk)
+static void apply_proc(struct mgr *m, struct managed *e, int pfd,
+		       enum walk walk)
 {
 	const struct rule *rule = &m->cfg->rules[e->rule];
 
@@ -604,15 +518,34 @@ static void apply_proc(struct mgr *m, struct managed *e, enum walk walk)
 		walk = WALK_ALL;
 	if (walk == WALK_NONE)
 		return;
-	visit_threads(m, e, rule->threads == THREADS_MAIN, walk, apply_one);
+	visit_threads(m, e, pfd, walk, apply_one,
+		      rule->threads == THREADS_MAIN ? unset_other : apply_one);
 	e->flags |= M_ADOPTED;
 }
 
-static void restore_proc(struct mgr *m, struct managed *e)
+static void restore_proc(struct mgr *m, struct managed *e, int pfd)
 {
 	if (e->flags & M_IGNORED)
 		return;
-	visit_threads(m, e, false, WALK_ALL, restore_one);
+	visit_threads(m, e, pfd, WALK_ALL, restore_one, restore_one);
+}
+
+/*
+ * Open e's process directory for a batch (reload, restore) and check it
+ * is still the same process.  The fd, or -1 (then e was dropped).
+ */
+static int open_same(struct mgr *m, struct managed *e)
+{
+	struct pstat st;
+	int pfd = procfs_open_pid(m->roots.proc, e->node.pid);
+
+	if (pfd >= 0 && procfs_read_stat(pfd, 0, &st) == 0 &&
+	    st.starttime == e->starttime)
+		return pfd;
+	if (pfd >= 0)
+		close(pfd);
+	drop(m, e);
+	return -1;
 }
 
 /* Start over with e: adopt all its threads on the next apply. */
@@ -623,156 +556,254 @@ static void readopt(struct mgr *m, struct managed *e)
 				    M_WARNED_EMPTY | M_WARNED_ERROR);
 }
 
-/* Gather what the rules need about pid; unreadable stays NULL. */
-static void read_attrs(struct mgr *m, int pid, const struct pstat *st,
-		       struct proc_attrs *a)
-{
-	static char exe[PATH_MAX], cmdline[4096], cgroup[4096];
-	unsigned int needs = m->cfg->needs;
-
-	memset(a, 0, sizeof(*a));
-	a->comm = st->comm;
-	if ((needs & NEED_EXE) &&
-	    procfs_read_exe(m->roots.proc, pid, exe, sizeof(exe)) == 0)
-		a->exe = exe;
-	if ((needs & NEED_CMDLINE) &&
-	    procfs_read_cmdline(m->roots.proc, pid, cmdline, sizeof(cmdline)) ==
-		    0)
-		a->cmdline = cmdline;
-	if ((needs & NEED_CGROUP) &&
-	    procfs_read_cgroup(m->roots.proc, pid, cgroup, sizeof(cgroup)) == 0)
-		a->cgroup = cgroup;
-	if ((needs & NEED_UID) &&
-	    procfs_read_status(m->roots.proc, pid, 0, NULL, &a->uid) == 0)
-		a->has_uid = true;
-}
-
-static void unmanage(struct mgr *m, struct managed *e, const char *why)
+static void unmanage(struct mgr *m, struct managed *e, int pfd,
+		     const char *why)
 {
 	char comm[128];
 
-	log_info("pid %d (%s) leaves rule '%s' (%s)", e->node.pid,
-		 comm_of(m, e->node.pid, comm, sizeof(comm)),
-		 m->cfg->rules[e->rule].name, why);
-	restore_proc(m, e);
+	log_msg(rule_prio(m, e->rule), "pid %d (%s) leaves rule '%s' (%s)",
+		e->node.pid, procfs_escape(e->comm, comm, sizeof(comm)),
+		m->cfg->rules[e->rule].name, why);
+	if (pfd >= 0)
+		restore_proc(m, e, pfd);
 	drop(m, e);
 }
 
-static void eval(struct mgr *m, int pid, const struct pstat *st, bool forked,
-		 enum walk walk)
+/*
+ * The whole way for the process in m->snap: decide which rule, then act.
+ * why: D_* bits; attrs: re-read attributes even if the cache says the
+ * process is known (cgroup and cmdline change without an event).
+ */
+static void eval(struct mgr *m, unsigned int why, unsigned int inherit,
+		 enum walk walk, bool attrs)
 {
-	struct managed *e = mgr_lookup(m, pid);
-	struct proc_attrs a;
+	struct snap *s = m->snap;
+	struct managed *e = mgr_lookup(m, s->pid);
+	struct other *o;
 	char comm[128];
 	int rule;
 
-	if (e && e->starttime != st->starttime) {
-		/* The pid was reused; the old process is gone. */
+	if (e && e->starttime != s->st.starttime) {
+		/*
+		 * The pid was reused; the old process is gone.  The new
+		 * one comes with its own exec event or the next scan; a
+		 * thread event of the old one says nothing about it.
+		 */
 		drop(m, e);
 		e = NULL;
+		if (why == D_THREADS)
+			return;
 	}
 	/* Kernel threads never get soft affinity (the kernel says EINVAL). */
-	if (st->flags & PF_KTHREAD_BIT) {
-		other_add(m, pid);
+	if (s->st.flags & PF_KTHREAD_BIT) {
+		other_set(m, s, 0);
 		return;
 	}
 	if (e)
 		e->seen = m->gen;
-	if (e && (e->flags & M_IGNORED))
+	if (e && (e->flags & M_IGNORED) && !(why & D_EXEC))
 		return;
-	read_attrs(m, pid, st, &a);
-	rule = rules_match(m->cfg, &a);
+	/* The match cache: same process, same comm, no exec since. */
+	if (!attrs && !(why & (D_EXEC | D_UID))) {
+		o = other_lookup(m, s->pid);
+		if (e && !strcmp(e->comm, s->st.comm)) {
+			m->cnt.cached++;
+			apply_proc(m, e, s->pfd, walk);
+			return;
+		}
+		if (!e && o && o->starttime == s->st.starttime &&
+		    !strcmp(o->comm, s->st.comm)) {
+			m->cnt.cached++;
+			o->seen = m->gen;
+			return;
+		}
+	}
+	rule = match(m);
+	if (e && (why & D_EXEC) && rule == (int)e->rule)
+		readopt(m, e); /* only the leader survives an exec */
 	if (rule < 0) {
-		if (e)
-			unmanage(m, e, "no longer matches");
-		other_add(m, pid);
+		if (e) {
+			inherit = e->rule + 1;
+			unmanage(m, e, s->pfd, "no longer matches");
+		}
+		other_set(m, s, inherit);
 		return;
 	}
 	if (e && e->rule != (unsigned int)rule) {
-		unmanage(m, e, "matches another rule now");
+		unmanage(m, e, s->pfd, "matches another rule now");
 		e = NULL;
 	}
 	if (!e) {
-		e = insert(m, pid, st->starttime, (unsigned int)rule);
+		e = insert(m, s, (unsigned int)rule);
 		if (!e) {
-			log_err("out of memory tracking pid %d", pid);
+			log_err("out of memory tracking pid %d", s->pid);
 			return;
 		}
 		/* Children of managed processes: fork storms stay quiet. */
-		log_msg(forked ? LOG_DEBUG : LOG_INFO,
-			"pid %d (%s) matches rule '%s'", pid,
-			procfs_escape(st->comm, comm, sizeof(comm)),
+		log_msg(why & D_FORKED ? LOG_DEBUG : rule_prio(m, (unsigned)rule),
+			"pid %d (%s) matches rule '%s'", s->pid,
+			procfs_escape(s->st.comm, comm, sizeof(comm)),
 			m->cfg->rules[rule].name);
 	}
-	apply_proc(m, e, walk);
+	snprintf(e->comm, sizeof(e->comm), "%s", s->st.comm);
+	apply_proc(m, e, s->pfd, walk);
 }
 
-static void eval_pid(struct mgr *m, int pid, bool forked)
+/* A pid that cannot be read any more: forget it. */
+static void forget_pid(struct mgr *m, int pid)
 {
-	struct managed *e;
-	struct pstat st;
+	struct managed *e = mgr_lookup(m, pid);
 
-	if (procfs_read_stat(m->roots.proc, pid, 0, &st) < 0) {
-		e = mgr_lookup(m, pid);
-		if (e)
-			drop(m, e);
-		other_del(m, pid);
+	if (e)
+		drop(m, e);
+	other_del(m, pid);
+}
+
+static void eval_now(struct mgr *m, int pid, unsigned int why,
+		     unsigned int inherit, enum walk walk, bool attrs)
+{
+	if (snap_open(m, pid) < 0) {
+		forget_pid(m, pid);
 		return;
 	}
-	eval(m, pid, &st, forked, WALK_ALL);
+	eval(m, why, inherit, walk, attrs);
+	snap_close(m->snap);
 }
 
 void mgr_eval_pid(struct mgr *m, int pid)
 {
-	eval_pid(m, pid, false);
+	eval_now(m, pid, D_EVAL, 0, WALK_ALL, false);
+}
+
+/* ---- events: into the dirty set ---- */
+
+static void mark(struct mgr *m, int pid, unsigned int why,
+		 unsigned int inherit)
+{
+	struct dirty *d = (struct dirty *)pidtable_lookup(&m->dirty, pid);
+
+	if (!d) {
+		d = calloc(1, sizeof(*d));
+		if (!d) {
+			/* No memory for the set: do it now instead. */
+			eval_now(m, pid, why, inherit, WALK_NEW, false);
+			return;
+		}
+		d->node.pid = pid;
+		pidtable_add(&m->dirty, &d->node);
+	}
+	d->why |= why;
+	if (inherit)
+		d->inherit = inherit;
 }
 
 void mgr_on_exec(struct mgr *m, int pid)
 {
-	struct managed *e = mgr_lookup(m, pid);
+	mark(m, pid, D_EXEC, 0);
+}
 
+void mgr_on_change(struct mgr *m, int pid)
+{
+	mark(m, pid, D_EVAL, 0);
+}
+
+void mgr_on_uid(struct mgr *m, int pid)
+{
+	mark(m, pid, D_EVAL | D_UID, 0);
+}
+
+void mgr_on_fork(struct mgr *m, int parent_tgid, int child_pid, int child_tgid)
+{
+	struct managed *e;
+
+	if (child_pid != child_tgid) {
+		/* A new thread: look at it if its process is managed. */
+		e = mgr_lookup(m, child_tgid);
+		if (e && !(e->flags & M_IGNORED))
+			mark(m, child_tgid, D_THREADS, 0);
+		return;
+	}
 	/*
-	 * Only the leader survives an exec.  If the new program still
-	 * matches the same rule, start over with it; if not, eval()
-	 * restores the masks we set, which need that knowledge.
+	 * A forked child has its parent's comm, exe, cmdline, uid and
+	 * cgroup, so it can only match if the parent did.  Skipping the
+	 * rest keeps fork storms cheap; exec and comm events re-evaluate.
 	 */
+	e = mgr_lookup(m, parent_tgid);
 	if (e) {
-		struct pstat st;
-		struct proc_attrs a;
+		mark(m, child_tgid, D_EVAL | D_FORKED, e->rule + 1);
+	} else if (other_lookup(m, parent_tgid)) {
+		struct other *p = other_lookup(m, parent_tgid);
+		unsigned int inherit = p->inherit;
+		struct other *o = other_add(m, child_tgid);
 
-		if (procfs_read_stat(m->roots.proc, pid, 0, &st) == 0 &&
-		    st.starttime == e->starttime) {
-			read_attrs(m, pid, &st, &a);
-			if (rules_match(m->cfg, &a) == (int)e->rule)
-				readopt(m, e);
+		if (o) {
+			*o = (struct other){.node = o->node, .seen = m->gen};
+			snprintf(o->comm, sizeof(o->comm), "%s", p->comm);
+			o->inherit = inherit;
 		}
 	}
-	eval_pid(m, pid, false);
+}
+
+void mgr_on_exit(struct mgr *m, int pid, int tgid)
+{
+	struct managed *e = mgr_lookup(m, tgid);
+	struct pidnode *d;
+
+	if (pid != tgid) {
+		if (e)
+			m->nhand_procs += owned_forget(&e->own, pid);
+		return;
+	}
+	if (e)
+		drop(m, e);
+	other_del(m, tgid);
+	d = pidtable_lookup(&m->dirty, tgid);
+	if (d) {
+		pidtable_del(&m->dirty, d);
+		free(d);
+	}
+}
+
+bool mgr_flush(struct mgr *m, uint64_t deadline_ms)
+{
+	struct pidnode *n, *next;
+
+	pidtable_for_each (&m->dirty, n, next) {
+		struct dirty d = *(struct dirty *)n;
+
+		pidtable_del(&m->dirty, n);
+		free(n);
+		/* New threads only: the rest of the process is known. */
+		eval_now(m, d.node.pid, d.why, d.inherit,
+			 d.why & (D_EVAL | D_EXEC | D_UID) ? WALK_ALL : WALK_NEW,
+			 false);
+		if (now_ms() >= deadline_ms)
+			goto out;
+	}
+out:
+	if (!m->dirty.count)
+		pidtable_shrink(&m->dirty);
+	return m->dirty.count == 0;
 }
 
 /* ---- scans ---- */
 
 bool mgr_scan_busy(const struct mgr *m)
 {
-	return m->scan_dir != NULL;
+	return scanner_busy(&m->scan);
 }
 
 void mgr_scan_abort(struct mgr *m)
 {
-	if (m->scan_dir)
-		closedir(m->scan_dir);
-	m->scan_dir = NULL;
+	scanner_abort(&m->scan);
 }
 
 int mgr_scan_start(struct mgr *m, enum mgr_scan_kind kind)
 {
-	DIR *d;
+	int r = scanner_start(&m->scan, m->roots.proc);
 
-	mgr_scan_abort(m);
-	d = opendir(m->roots.proc);
-	if (!d)
-		return -errno;
-	m->scan_dir = d;
+	if (r < 0)
+		return r;
 	m->scan_kind = kind;
 	m->gen++;
 	m->cnt.scans++;
@@ -782,28 +813,32 @@ int mgr_scan_start(struct mgr *m, enum mgr_scan_kind kind)
 /* One /proc entry of the scan in progress. */
 static void scan_pid(struct mgr *m, int pid)
 {
-	struct pstat st;
+	enum walk walk = m->scan_kind == SCAN_FULL ? WALK_ALL
+			 : m->scan_kind == SCAN_NEW || m->scan_kind == SCAN_NEW_ATTRS
+				 ? WALK_NEW
+				 : WALK_NONE;
+	bool attrs = m->scan_kind == SCAN_FULL || m->scan_kind == SCAN_ATTRS ||
+		     m->scan_kind == SCAN_NEW_ATTRS;
+	struct managed *e = mgr_lookup(m, pid);
+	struct other *o = other_lookup(m, pid);
 
 	if (m->scan_kind == SCAN_LIGHT) {
-		struct managed *e = mgr_lookup(m, pid);
-		struct other *o = (struct other *)table_lookup(&m->others, pid);
-
 		/* Known: the connector tells us when it changes. */
 		if (e) {
 			e->seen = m->gen;
 			return;
 		}
-		if (o) {
+		if (o && o->starttime) {
 			o->seen = m->gen;
 			return;
 		}
 	}
-	if (procfs_read_stat(m->roots.proc, pid, 0, &st) < 0)
+	if (snap_open(m, pid) < 0)
 		return;
-	eval(m, pid, &st, false,
-	     m->scan_kind == SCAN_FULL	? WALK_ALL
-	     : m->scan_kind == SCAN_NEW ? WALK_NEW
-					: WALK_NONE);
+	/* A scan finds children that inherited a managed parent's mask. */
+	e = mgr_lookup(m, m->snap->st.ppid);
+	eval(m, D_EVAL, e ? e->rule + 1 : 0, walk, attrs);
+	snap_close(m->snap);
 }
 
 /* Forget what the walk did not see: those processes have exited. */
@@ -811,34 +846,29 @@ static void scan_end(struct mgr *m)
 {
 	struct pidnode *n, *next;
 
-	mgr_scan_abort(m);
-	for_each_node (&m->procs, n, next)
+	pidtable_for_each (&m->procs, n, next)
 		if (as_managed(n)->seen != m->gen)
 			drop(m, as_managed(n));
-	for_each_node (&m->others, n, next) {
+	pidtable_for_each (&m->others, n, next) {
 		if (((struct other *)n)->seen != m->gen) {
-			table_del(&m->others, n);
+			pidtable_del(&m->others, n);
 			free(n);
 		}
 	}
-	table_shrink(&m->procs);
-	table_shrink(&m->others);
+	pidtable_shrink(&m->procs);
+	pidtable_shrink(&m->others);
 	m->last_scan_ms = now_ms();
 }
 
 int mgr_scan_step(struct mgr *m, uint64_t deadline_ms)
 {
 	unsigned long i = 0;
-	struct dirent *de;
+	int pid;
 
-	if (!m->scan_dir)
+	if (!scanner_busy(&m->scan))
 		return 1;
-	while ((de = readdir(m->scan_dir))) {
-		uint64_t pid;
-
-		if (parse_u64(de->d_name, &pid) < 0 || pid > INT32_MAX)
-			continue;
-		scan_pid(m, (int)pid);
+	while (scanner_next(&m->scan, &pid)) {
+		scan_pid(m, pid);
 		tick(m, i++);
 		/* now_ms() is a vDSO call: cheap enough for every pid. */
 		if (now_ms() >= deadline_ms)
@@ -864,46 +894,6 @@ int mgr_scan(struct mgr *m)
 	return r < 0 ? r : mgr_scan_finish(m);
 }
 
-/* ---- connector events ---- */
-
-void mgr_on_fork(struct mgr *m, int parent_tgid, int child_pid, int child_tgid)
-{
-	struct managed *e;
-
-	if (child_pid != child_tgid) {
-		/* A new thread: apply to it if its process is managed. */
-		e = mgr_lookup(m, child_tgid);
-		if (e && !(e->flags & M_IGNORED) &&
-		    m->cfg->rules[e->rule].threads == THREADS_ALL &&
-		    still_same(m, e))
-			apply_one(m, e, child_pid);
-		return;
-	}
-	/*
-	 * A forked child has its parent's comm, exe, cmdline, uid and
-	 * cgroup, so it can only match if the parent did.  Skipping the
-	 * rest keeps fork storms cheap; exec and comm events re-evaluate.
-	 */
-	if (mgr_lookup(m, parent_tgid))
-		eval_pid(m, child_tgid, true);
-	else if (table_lookup(&m->others, parent_tgid))
-		other_add(m, child_tgid);
-}
-
-void mgr_on_exit(struct mgr *m, int pid, int tgid)
-{
-	struct managed *e = mgr_lookup(m, tgid);
-
-	if (pid != tgid) {
-		if (e)
-			forget_thread(m, e, pid);
-		return;
-	}
-	if (e)
-		drop(m, e);
-	other_del(m, tgid);
-}
-
 /* ---- reload, re-adoption, restore ---- */
 
 static int rule_by_name(const struct config *c, const char *name)
@@ -914,17 +904,6 @@ static int rule_by_name(const struct config *c, const char *name)
 	return -1;
 }
 
-/* Forget the threads we set (restored by now), keep the hand-set ones. */
-static void keep_hand_threads(struct managed *e)
-{
-	unsigned int k = 0;
-
-	for (unsigned int t = 0; t < e->nthreads; t++)
-		if (e->threads[t].hand)
-			e->threads[k++] = e->threads[t];
-	e->nthreads = k;
-}
-
 /*
  * After a reload, a process with hand-set threads whose rule changed
  * keeps them: find its rule under the new config, or let it go without
@@ -932,15 +911,12 @@ static void keep_hand_threads(struct managed *e)
  */
 static void rematch_hand(struct mgr *m, struct managed *e)
 {
-	struct proc_attrs a;
-	struct pstat st;
 	int rule = -1;
 
-	if (procfs_read_stat(m->roots.proc, e->node.pid, 0, &st) == 0 &&
-	    st.starttime == e->starttime) {
-		read_attrs(m, e->node.pid, &st, &a);
-		rule = rules_match(m->cfg, &a);
-	}
+	if (snap_open(m, e->node.pid) == 0 &&
+	    m->snap->st.starttime == e->starttime)
+		rule = match(m);
+	snap_close(m->snap);
 	if (rule < 0) {
 		drop(m, e);
 		return;
@@ -953,19 +929,24 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 {
 	unsigned int *old_count = m->rule_count;
 	bool *old_warned = m->einval_warned;
+	struct log_ratelimit *old_rl = m->rule_rl;
 	struct pidnode *n, *next;
 	struct managed *keep = NULL;
+	struct log_ratelimit *rl;
 	unsigned long i = 0;
 	unsigned int *rc;
 	bool *ew;
 
-	if (alloc_rule_arrays(cfg, &rc, &ew))
+	if (alloc_rule_arrays(cfg, &rc, &ew, &rl))
 		return -ENOMEM;
 	mgr_scan_abort(m);
-	for_each_node (&m->procs, n, next) {
+	/* Events queued under the old rules are covered by the full scan. */
+	pidtable_clear(&m->dirty);
+	pidtable_for_each (&m->procs, n, next) {
 		struct managed *e = as_managed(n);
 		const struct rule *old = &m->cfg->rules[e->rule];
 		int nr = rule_by_name(cfg, old->name);
+		int pfd;
 
 		tick(m, i++);
 		if (nr >= 0 && rule_equal(old, &cfg->rules[nr])) {
@@ -975,9 +956,13 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 			rc[nr]++;
 			continue;
 		}
-		if (!e->nhand) {
-			unmanage(m, e,
+		pfd = open_same(m, e);
+		if (pfd < 0)
+			continue;
+		if (!e->own.nhand) {
+			unmanage(m, e, pfd,
 				 nr < 0 ? "rule removed" : "rule changed");
+			close(pfd);
 			continue;
 		}
 		/* Ours back to the hard mask; the hand-set ones stay. */
@@ -985,30 +970,33 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 			 "keep their masks",
 			 e->node.pid, old->name,
 			 nr < 0 ? "rule removed" : "rule changed");
-		restore_proc(m, e);
-		keep_hand_threads(e);
+		restore_proc(m, e, pfd);
+		close(pfd);
+		owned_keep_hand(&e->own);
 		/* Off the table until the new config is in place. */
 		old_count[e->rule]--;
-		table_del(&m->procs, &e->node);
+		pidtable_del(&m->procs, &e->node);
 		e->node.next = keep ? &keep->node : NULL;
 		keep = e;
 	}
 	free(old_count);
 	free(old_warned);
+	free(old_rl);
 	m->rule_count = rc;
 	m->einval_warned = ew;
+	m->rule_rl = rl;
 	m->cfg = cfg;
 	while (keep) {
 		struct managed *e = keep;
 
 		keep = as_managed(e->node.next);
-		table_add(&m->procs, &e->node);
+		pidtable_add(&m->procs, &e->node);
 		m->count = m->procs.count;
 		rematch_hand(m, e);
 	}
 	m->count = m->procs.count;
 	/* The rules changed: what matched nothing may match now. */
-	others_clear(m);
+	pidtable_clear(&m->others);
 	/* If /proc cannot be opened now, the next rescan tries again. */
 	mgr_scan_start(m, SCAN_FULL);
 	return 0;
@@ -1019,10 +1007,34 @@ size_t mgr_readopt(struct mgr *m)
 	size_t had = m->nhand_procs;
 	struct pidnode *n, *next;
 
-	for_each_node (&m->procs, n, next)
+	pidtable_for_each (&m->procs, n, next)
 		readopt(m, as_managed(n));
 	mgr_scan_start(m, SCAN_FULL);
 	return had;
+}
+
+/* A child that kept the mask of its managed parent's rule: reset it. */
+static void restore_inherited(struct mgr *m, struct other *o)
+{
+	const struct cpuset *target;
+	struct pstat st;
+	int n, pfd;
+
+	if (!o->inherit || o->inherit > m->cfg->nrules)
+		return;
+	target = target_of(m, o->inherit - 1);
+	pfd = procfs_open_pid(m->roots.proc, o->node.pid);
+	if (pfd < 0)
+		return;
+	if (procfs_read_stat(pfd, 0, &st) < 0 ||
+	    (o->starttime && st.starttime != o->starttime))
+		goto out;
+	n = procfs_read_tids(pfd, &m->tids, &m->tids_cap);
+	for (int i = 0; i < n; i++)
+		if (!reset_one(m, o->node.pid, pfd, m->tids[i], target))
+			break;
+out:
+	close(pfd);
 }
 
 void mgr_restore_all(struct mgr *m)
@@ -1031,8 +1043,18 @@ void mgr_restore_all(struct mgr *m)
 	unsigned long i = 0;
 
 	mgr_scan_abort(m);
-	for_each_node (&m->procs, n, next) {
-		restore_proc(m, as_managed(n));
+	pidtable_for_each (&m->procs, n, next) {
+		struct managed *e = as_managed(n);
+		int pfd = open_same(m, e);
+
+		if (pfd >= 0) {
+			restore_proc(m, e, pfd);
+			close(pfd);
+		}
+		tick(m, i++);
+	}
+	pidtable_for_each (&m->others, n, next) {
+		restore_inherited(m, (struct other *)n);
 		tick(m, i++);
 	}
 }
@@ -1048,56 +1070,31 @@ unsigned int mgr_active_groups(const struct mgr *m, struct cpuset *ret,
 	return n;
 }
 
-/* " P1 P2 ..." of rule r's processes (only hand-managed ones if hand). */
-static void status_pids(const struct mgr *m, struct sbuf *b, int *pids,
-			unsigned int r, bool hand, unsigned int total)
+static int cmp_pair(const void *a, const void *b)
 {
-	struct pidnode *p, *next;
-	unsigned int n = 0;
+	const int *x = a, *y = b;
 
-	if (pids)
-		for_each_node (&m->procs, p, next) {
-			const struct managed *e = as_managed(p);
-
-			if (e->rule == r && (!hand || e->nhand) &&
-			    n < MGR_STATUS_MAX_PIDS)
-				pids[n++] = p->pid;
-		}
-	if (pids)
-		qsort(pids, n, sizeof(*pids), cmp_int);
-	for (unsigned int i = 0; i < n; i++)
-		sbuf_printf(b, " %d", pids[i]);
-	if (total > n)
-		sbuf_printf(b, " ...");
-	sbuf_printf(b, "\n");
+	return x[0] != y[0] ? cmp_int(&x[0], &y[0]) : cmp_int(&x[1], &y[1]);
 }
 
-void mgr_status(const struct mgr *m, struct sbuf *b)
+int mgr_status_pids(const struct mgr *m, int **ret)
 {
-	int *pids = malloc(MGR_STATUS_MAX_PIDS * sizeof(*pids));
-	char cpus[CPUSET_LIST_BUFSZ];
+	struct pidnode *n, *next;
+	int *p = malloc((m->procs.count ? m->procs.count : 1) * 3 *
+			sizeof(*p));
+	size_t k = 0;
 
-	for (unsigned int r = 0; r < m->cfg->nrules; r++) {
-		const struct rule *rule = &m->cfg->rules[r];
+	if (!p)
+		return -ENOMEM;
+	pidtable_for_each (&m->procs, n, next) {
+		const struct managed *e = as_managed(n);
 
-		cpuset_format_list(&rule->cpus, cpus, sizeof(cpus));
-		sbuf_printf(b, "rule %s cpus %s processes %u pids", rule->name,
-			    cpus, m->rule_count[r]);
-		status_pids(m, b, pids, r, false, m->rule_count[r]);
+		p[k * 3] = (int)e->rule;
+		p[k * 3 + 1] = n->pid;
+		p[k * 3 + 2] = e->own.nhand > 0;
+		k++;
 	}
-	/* Own lines, so "rule NAME ... pids" parsers see nothing new. */
-	for (unsigned int r = 0; m->nhand_procs && r < m->cfg->nrules; r++) {
-		struct pidnode *p, *next;
-		unsigned int nh = 0;
-
-		for_each_node (&m->procs, p, next)
-			if (as_managed(p)->rule == r && as_managed(p)->nhand)
-				nh++;
-		if (!nh)
-			continue;
-		sbuf_printf(b, "hand-managed rule %s processes %u pids",
-			    m->cfg->rules[r].name, nh);
-		status_pids(m, b, pids, r, true, nh);
-	}
-	free(pids);
+	qsort(p, k, 3 * sizeof(*p), cmp_pair);
+	*ret = p;
+	return (int)k;
 }

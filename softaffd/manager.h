@@ -6,35 +6,28 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "log.h"
+#include "owned.h"
+#include "pidtable.h"
+#include "procfs.h"
+#include "rules.h"
+#include "scanner.h"
 #include "topology.h"
 #include "util.h"
 
-/* What softaffd knows of one thread of a managed process. */
-struct mthread {
-	int tid;
-	bool hand; /* someone else set its mask: left alone */
-};
-
-/* Chains of the pid hash tables; first member of what they hold. */
-struct pidnode {
-	struct pidnode *next;
-	int pid;
-};
-
-struct pidtable {
-	struct pidnode **buckets;
-	size_t nbuckets, count;
-};
-
-/* One process we manage, keyed by pid + start time (pids get reused). */
+/*
+ * One process we manage, keyed by pid + start time (pids get reused).
+ * comm is what it had when last evaluated: with the start time it is
+ * the key of the match cache.
+ */
 struct managed {
 	struct pidnode node;
 	uint64_t starttime;
+	char comm[64];
 	unsigned int rule; /* index into the current config */
 	unsigned int flags;
-	uint32_t seen;		 /* scan generation that last saw it */
-	struct mthread *threads; /* sorted by tid: those we set or left */
-	unsigned int nthreads, cap, nhand;
+	uint32_t seen; /* scan generation that last saw it */
+	struct owned own;
 };
 
 enum {
@@ -46,28 +39,64 @@ enum {
 	M_HAND_LOGGED = 1 << 5,
 };
 
-/* A process seen that matched no rule: not read again until it changes. */
+/*
+ * A process that matched no rule: not evaluated again while its start
+ * time and comm stay the same and it does not exec.  inherit is 1 + the
+ * rule of the managed parent it was forked from, whose mask it may
+ * carry (0: none); such masks are reset on stop.
+ */
 struct other {
 	struct pidnode node;
+	uint64_t starttime; /* 0: not read yet (a fork seen by event) */
+	char comm[64];
+	unsigned int inherit;
 	uint32_t seen;
+};
+
+/* Why a pid is in the dirty set (bits). */
+enum {
+	D_EVAL = 1 << 0,    /* comm or uid changed, or a new process */
+	D_EXEC = 1 << 1,    /* it exec'd: evaluate afresh, re-adopt */
+	D_FORKED = 1 << 2,  /* a child of a managed process: quiet logs */
+	D_THREADS = 1 << 3, /* a managed process has new threads */
+	D_UID = 1 << 4,	    /* its uid changed: the match cache misses */
+};
+
+struct dirty {
+	struct pidnode node;
+	unsigned int why;
+	unsigned int inherit; /* as in struct other, for D_FORKED */
 };
 
 /*
  * FULL reads and evaluates every process and checks every thread of the
  * managed ones (at start, reload, re-adoption): that finds masks set by
- * hand.  NEW does the same but reads only threads not met before: the
- * periodic rescan without a connector, and after lost events.  With a
- * working connector, events carry exec, comm, uid, fork and exit, so the
- * periodic walk only has to find what they did not: LIGHT evaluates just
- * the pids it does not know yet, ATTRS also re-reads the attributes that
- * change without an event (a cgroup move, a rewritten command line).
+ * hand.  NEW reads only threads not met before, and evaluates only
+ * processes the match cache does not know by start time and comm: the
+ * periodic rescan without a connector, and after lost events; NEW_ATTRS
+ * also re-reads the attributes that change without an event (a cgroup
+ * move, a rewritten command line), every few rescans.  With a working
+ * connector, events carry exec, comm, uid, fork and exit, so the
+ * periodic walk only has to find what they did not: LIGHT evaluates
+ * just the pids it does not know yet, ATTRS also re-reads those
+ * attributes.
  */
-enum mgr_scan_kind { SCAN_FULL, SCAN_NEW, SCAN_ATTRS, SCAN_LIGHT };
+enum mgr_scan_kind { SCAN_FULL, SCAN_NEW, SCAN_NEW_ATTRS, SCAN_ATTRS,
+		     SCAN_LIGHT };
 
 struct mgr_counters {
 	uint64_t scans, events, events_lost;
 	uint64_t written, unchanged, gone, eperm, einval, empty, rt, errors;
 	uint64_t restored, foreign, ratio_changes, hand;
+	uint64_t evals, cached, regex_skipped;
+};
+
+/* The process being evaluated: what was read of it, through one fd. */
+struct snap {
+	int pid, pfd;
+	struct pstat st;
+	struct proc_attrs a;
+	char exe[PATH_MAX], cmdline[4096], cgroup[4096];
 };
 
 struct mgr {
@@ -77,15 +106,19 @@ struct mgr {
 	bool dry_run;
 	struct pidtable procs;	/* struct managed */
 	struct pidtable others; /* struct other */
+	struct pidtable dirty;	/* struct dirty: events not handled yet */
 	size_t count;		/* == procs.count */
 	uint32_t gen;
 	uint64_t last_scan_ms;	  /* when the last scan ended */
 	unsigned int *rule_count; /* managed processes per rule */
 	bool *einval_warned;	  /* per rule */
-	size_t nhand_procs;	  /* managed processes with hand-set threads */
-	/* The scan in progress, walked a slice at a time; dir NULL if none. */
-	void *scan_dir;
+	struct log_ratelimit *rule_rl; /* per rule: matches/leaves lines */
+	size_t nhand_procs; /* managed processes with hand-set threads */
+	struct scanner scan; /* the scan in progress, a slice at a time */
 	enum mgr_scan_kind scan_kind;
+	struct snap *snap;
+	int *tids;
+	size_t tids_cap;
 	/* Called every few dozen items of any long batch (watchdog). */
 	void (*tick)(void *userdata);
 	void *tick_userdata;
@@ -109,13 +142,21 @@ int mgr_scan_step(struct mgr *m, uint64_t deadline_ms);
 int mgr_scan_finish(struct mgr *m); /* step until done */
 bool mgr_scan_busy(const struct mgr *m);
 void mgr_scan_abort(struct mgr *m);
-/* (Re)evaluate one process, e.g. after a comm or uid change. */
-void mgr_eval_pid(struct mgr *m, int pid);
-/* exec: evaluate afresh and re-adopt, hand-set masks included. */
-void mgr_on_exec(struct mgr *m, int pid);
-/* Proc connector events. */
+
+/*
+ * Proc connector events only mark pids dirty (exit and forks of
+ * unmanaged parents are plain bookkeeping and done at once);
+ * mgr_flush() evaluates each dirty pid once, however many events it
+ * got, until deadline_ms.  Returns true when the dirty set is empty.
+ */
 void mgr_on_fork(struct mgr *m, int parent_tgid, int child_pid, int child_tgid);
+void mgr_on_exec(struct mgr *m, int pid);
+void mgr_on_change(struct mgr *m, int pid); /* comm */
+void mgr_on_uid(struct mgr *m, int pid);
 void mgr_on_exit(struct mgr *m, int pid, int tgid);
+bool mgr_flush(struct mgr *m, uint64_t deadline_ms);
+/* Evaluate one process now (tests, and a comm or uid change). */
+void mgr_eval_pid(struct mgr *m, int pid);
 /*
  * Switch to a new config: processes whose rule is unchanged stay managed;
  * those whose rule changed or vanished are restored first, except threads
@@ -130,13 +171,21 @@ int mgr_reload(struct mgr *m, const struct config *cfg);
  * had hand-set threads.
  */
 size_t mgr_readopt(struct mgr *m);
-/* Reset everything we set back to the hard mask (if still ours). */
+/*
+ * Reset everything we set back to the hard mask (if still ours), and the
+ * masks that children of managed processes inherited from them.
+ */
 void mgr_restore_all(struct mgr *m);
+/* Report rate-limited log lines whose window has ended. */
+void mgr_flush_logs(struct mgr *m, uint64_t now_ms);
 /* Node sets of rules with managed processes; returns how many. */
 unsigned int mgr_active_groups(const struct mgr *m, struct cpuset *ret,
 			       unsigned int max);
 struct managed *mgr_lookup(const struct mgr *m, int pid);
-/* Append "rule NAME ... pids ..." (and "hand-managed ...") status lines. */
-void mgr_status(const struct mgr *m, struct sbuf *b);
+/*
+ * Every managed process as a triple (rule, pid, has hand-set threads),
+ * sorted by rule then pid, for the status.  Count or -ENOMEM.
+ */
+int mgr_status_pids(const struct mgr *m, int **ret);
 
 #endif

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,22 +187,32 @@ void procfs_flatten_cmdline(char *buf, size_t len)
 	buf[len] = '\0';
 }
 
-static void task_path(char *path, size_t size, const char *proc, int pid,
-		      int tid, const char *file)
+int procfs_open_pid(const char *proc, int pid)
 {
-	if (tid > 0)
-		snprintf(path, size, "%s/%d/task/%d/%s", proc, pid, tid, file);
-	else
-		snprintf(path, size, "%s/%d/%s", proc, pid, file);
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d", proc, pid);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
-int procfs_read_stat(const char *proc, int pid, int tid, struct pstat *ret)
+/* "stat" or "task/TID/stat" relative to the process directory. */
+static void task_path(char *path, size_t size, int tid, const char *file)
 {
-	char path[PATH_MAX], buf[1024];
+	if (tid > 0)
+		snprintf(path, size, "task/%d/%s", tid, file);
+	else
+		snprintf(path, size, "%s", file);
+}
+
+int procfs_read_stat(int pfd, int tid, struct pstat *ret)
+{
+	char path[64], buf[1024];
 	ssize_t n;
 
-	task_path(path, sizeof(path), proc, pid, tid, "stat");
-	n = read_file(path, buf, sizeof(buf));
+	task_path(path, sizeof(path), tid, "stat");
+	n = read_file_at(pfd, path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	/* An empty read means the task is already a zombie being reaped. */
@@ -209,15 +221,15 @@ int procfs_read_stat(const char *proc, int pid, int tid, struct pstat *ret)
 	return procfs_parse_stat(buf, ret);
 }
 
-int procfs_read_status(const char *proc, int pid, int tid,
-		       struct cpuset *ret_hard, uid_t *ret_uid)
+int procfs_read_status(int pfd, int tid, struct cpuset *ret_hard,
+		       uid_t *ret_uid)
 {
-	char path[PATH_MAX];
-	static char buf[16384]; /* single-threaded; keeps stacks small */
+	/* Big enough for a long Groups: line before Cpus_allowed_list. */
+	char path[64], buf[16384];
 	ssize_t n;
 
-	task_path(path, sizeof(path), proc, pid, tid, "status");
-	n = read_file(path, buf, sizeof(buf));
+	task_path(path, sizeof(path), tid, "status");
+	n = read_file_at(pfd, path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	if (n == 0)
@@ -225,14 +237,12 @@ int procfs_read_status(const char *proc, int pid, int tid,
 	return procfs_parse_status(buf, ret_hard, ret_uid);
 }
 
-int procfs_read_exe(const char *proc, int pid, char *ret, size_t size)
+int procfs_read_exe(int pfd, char *ret, size_t size)
 {
 	static const char deleted[] = " (deleted)";
-	char path[PATH_MAX];
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "%s/%d/exe", proc, pid);
-	n = readlink(path, ret, size - 1);
+	n = readlinkat(pfd, "exe", ret, size - 1);
 	if (n < 0)
 		return -errno;
 	ret[n] = '\0';
@@ -242,29 +252,60 @@ int procfs_read_exe(const char *proc, int pid, char *ret, size_t size)
 	return 0;
 }
 
-int procfs_read_cmdline(const char *proc, int pid, char *ret, size_t size)
+int procfs_read_cmdline(int pfd, char *ret, size_t size)
 {
-	char path[PATH_MAX];
-	ssize_t n;
+	ssize_t n = read_file_at(pfd, "cmdline", ret, size);
 
-	snprintf(path, sizeof(path), "%s/%d/cmdline", proc, pid);
-	n = read_file(path, ret, size);
 	if (n < 0)
 		return (int)n;
 	procfs_flatten_cmdline(ret, (size_t)n);
 	return 0;
 }
 
-int procfs_read_cgroup(const char *proc, int pid, char *ret, size_t size)
+int procfs_read_cgroup(int pfd, char *ret, size_t size)
 {
-	char path[PATH_MAX], buf[4096];
+	char buf[4096];
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "%s/%d/cgroup", proc, pid);
-	n = read_file(path, buf, sizeof(buf));
+	n = read_file_at(pfd, "cgroup", buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	return procfs_parse_cgroup(buf, ret, size);
+}
+
+int procfs_read_tids(int pfd, int **buf, size_t *cap)
+{
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d;
+	int fd;
+
+	fd = openat(pfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while ((de = readdir(d))) {
+		uint64_t tid;
+
+		if (parse_u64(de->d_name, &tid) < 0 || tid > INT32_MAX)
+			continue;
+		if (n == *cap) {
+			size_t nc = *cap ? *cap * 2 : 64;
+			int *nb = realloc(*buf, nc * sizeof(*nb));
+
+			if (!nb)
+				break; /* the rest waits for the next pass */
+			*buf = nb;
+			*cap = nc;
+		}
+		(*buf)[n++] = (int)tid;
+	}
+	closedir(d);
+	return (int)n;
 }
 
 const char *procfs_escape(const char *in, char *out, size_t size)

@@ -31,13 +31,21 @@ int procfs_parse_cgroup(const char *buf, char *ret, size_t size);
 /* In place: NUL separators -> spaces, trailing ones dropped. */
 void procfs_flatten_cmdline(char *buf, size_t len);
 
-/* Readers taking the proc root; they return -errno and do not log. */
-int procfs_read_stat(const char *proc, int pid, int tid, struct pstat *ret);
-int procfs_read_status(const char *proc, int pid, int tid,
-		       struct cpuset *ret_hard, uid_t *ret_uid);
-int procfs_read_exe(const char *proc, int pid, char *ret, size_t size);
-int procfs_read_cmdline(const char *proc, int pid, char *ret, size_t size);
-int procfs_read_cgroup(const char *proc, int pid, char *ret, size_t size);
+/*
+ * Readers relative to a process directory opened with procfs_open_pid():
+ * while that fd is open, a reused pid cannot redirect them to another
+ * process (the kernel answers ENOENT/ESRCH once the process is gone).
+ * tid 0 means the process itself.  They return -errno and do not log.
+ */
+int procfs_open_pid(const char *proc, int pid);
+int procfs_read_stat(int pfd, int tid, struct pstat *ret);
+int procfs_read_status(int pfd, int tid, struct cpuset *ret_hard,
+		       uid_t *ret_uid);
+int procfs_read_exe(int pfd, char *ret, size_t size);
+int procfs_read_cmdline(int pfd, char *ret, size_t size);
+int procfs_read_cgroup(int pfd, char *ret, size_t size);
+/* The tids under task/ into *buf (grown as needed).  Count or -errno. */
+int procfs_read_tids(int pfd, int **buf, size_t *cap);
 
 /* Printable copy of an untrusted name for log lines. */
 const char *procfs_escape(const char *in, char *out, size_t size);

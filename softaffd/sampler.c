@@ -59,7 +59,7 @@ int sampler_parse(const char *buf, struct cpu_times *times,
 
 int sampler_feed(struct sampler *s, const char *buf)
 {
-	static struct cpu_times now[CPUSET_MAX];
+	struct cpu_times *now = s->now;
 	struct cpuset present;
 	int c, r;
 
@@ -86,17 +86,29 @@ int sampler_feed(struct sampler *s, const char *buf)
 	return 0;
 }
 
+/* ~100 bytes per CPU line */
+#define SAMPLER_BUF (1 << 18)
+
 int sampler_update(struct sampler *s, const char *proc)
 {
-	static char buf[1 << 18]; /* ~100 bytes per CPU line */
 	char path[PATH_MAX];
 	ssize_t n;
 
+	if (!s->buf)
+		s->buf = malloc(SAMPLER_BUF);
+	if (!s->buf)
+		return -ENOMEM;
 	snprintf(path, sizeof(path), "%s/stat", proc);
-	n = read_file(path, buf, sizeof(buf));
+	n = read_file(path, s->buf, SAMPLER_BUF);
 	if (n < 0)
 		return (int)n;
-	return sampler_feed(s, buf);
+	return sampler_feed(s, s->buf);
+}
+
+void sampler_done(struct sampler *s)
+{
+	free(s->buf);
+	s->buf = NULL;
 }
 
 void sampler_node_util(const struct sampler *s, const struct topology *t,

@@ -17,6 +17,8 @@ struct sampler {
 	struct cpuset prev_present;
 	double util[CPUSET_MAX]; /* 0..1 over the last interval */
 	struct cpuset valid;	 /* CPUs with a fresh util value */
+	struct cpu_times now[CPUSET_MAX]; /* scratch of sampler_feed() */
+	char *buf; /* scratch of sampler_update(), allocated on first use */
 };
 
 /* Pure: parse /proc/stat "cpuN ..." lines.  0 or -EINVAL. */
@@ -26,6 +28,7 @@ int sampler_parse(const char *buf, struct cpu_times *times,
 int sampler_feed(struct sampler *s, const char *buf);
 /* Read <proc>/stat and feed it.  0 or -errno. */
 int sampler_update(struct sampler *s, const char *proc);
+void sampler_done(struct sampler *s);
 /*
  * Utilization of each topology node (mean of its CPUs with a value);
  * a node without a fresh value keeps what ret held, so a missed tick is

@@ -5,21 +5,152 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "status.h"
 
-int status_write(const char *run_dir, const struct sbuf *text)
+/* " P1 P2 ..." of rule r's processes (only hand-managed ones if hand). */
+static void format_pids(const struct status_snapshot *s, struct sbuf *b,
+			unsigned int r, bool hand, unsigned int total)
 {
-	char path[PATH_MAX];
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < s->npids; i++) {
+		const int *p = &s->pids[i * 3];
+
+		if ((unsigned int)p[0] != r || (hand && !p[2]))
+			continue;
+		if (n++ < STATUS_MAX_PIDS)
+			sbuf_printf(b, " %d", p[1]);
+	}
+	if (total > n || n > STATUS_MAX_PIDS)
+		sbuf_printf(b, " ...");
+	sbuf_printf(b, "\n");
+}
+
+static unsigned int count_hand(const struct status_snapshot *s, unsigned int r)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < s->npids; i++)
+		n += (unsigned int)s->pids[i * 3] == r && s->pids[i * 3 + 2];
+	return n;
+}
+
+void status_format(const struct status_snapshot *s, struct sbuf *b)
+{
+	const struct mgr_counters *c = s->cnt;
+	const struct config *cfg = s->cfg;
+	char cpus[CPUSET_LIST_BUFSZ];
+
+	sbuf_printf(b, "pid %d\nconfig %s\nmode %s%s\n", s->pid, cfg->path,
+		    ratio_mode_name(cfg->mode), s->dry_run ? " (dry-run)" : "");
+	if (s->have_ratio)
+		sbuf_printf(b, "ratio %u:%u%s%s\n", s->ratio.allowed,
+			    s->ratio.preferred, s->ratio_note ? " " : "",
+			    s->ratio_note ? s->ratio_note : "");
+	else
+		sbuf_printf(b, "ratio unavailable\n");
+	sbuf_printf(b, "connector %s\nprocesses %zu\n",
+		    s->connector ? "yes" : "no (periodic rescan only)",
+		    s->processes);
+	for (unsigned int i = 0; i < s->topo->nnodes; i++) {
+		cpuset_format_list(&s->topo->node_cpus[i], cpus, sizeof(cpus));
+		sbuf_printf(b, "node %d cpus %s util %.1f%%\n",
+			    s->topo->ids[i], cpus, s->node_util[i] * 100);
+	}
+	for (unsigned int r = 0; r < cfg->nrules; r++) {
+		cpuset_format_list(&cfg->rules[r].cpus, cpus, sizeof(cpus));
+		sbuf_printf(b, "rule %s cpus %s processes %u pids",
+			    cfg->rules[r].name, cpus, s->rule_count[r]);
+		format_pids(s, b, r, false, s->rule_count[r]);
+	}
+	/* Own lines, so "rule NAME ... pids" parsers see nothing new. */
+	for (unsigned int r = 0; s->hand_processes && r < cfg->nrules; r++) {
+		unsigned int nh = count_hand(s, r);
+
+		if (!nh)
+			continue;
+		sbuf_printf(b, "hand-managed rule %s processes %u pids",
+			    cfg->rules[r].name, nh);
+		format_pids(s, b, r, true, nh);
+	}
+	sbuf_printf(b,
+		    "counters scans=%llu events=%llu events_lost=%llu "
+		    "written=%llu unchanged=%llu gone=%llu eperm=%llu "
+		    "einval=%llu empty=%llu rt=%llu errors=%llu "
+		    "restored=%llu foreign=%llu ratio_changes=%llu "
+		    "hand=%llu evals=%llu cached=%llu regex_skipped=%llu\n",
+		    (unsigned long long)c->scans, (unsigned long long)c->events,
+		    (unsigned long long)c->events_lost,
+		    (unsigned long long)c->written,
+		    (unsigned long long)c->unchanged,
+		    (unsigned long long)c->gone, (unsigned long long)c->eperm,
+		    (unsigned long long)c->einval, (unsigned long long)c->empty,
+		    (unsigned long long)c->rt, (unsigned long long)c->errors,
+		    (unsigned long long)c->restored,
+		    (unsigned long long)c->foreign,
+		    (unsigned long long)c->ratio_changes,
+		    (unsigned long long)c->hand, (unsigned long long)c->evals,
+		    (unsigned long long)c->cached,
+		    (unsigned long long)c->regex_skipped);
+}
+
+void status_line(const struct status_snapshot *s, char *buf, size_t size)
+{
+	char hand[64] = "", ratio[96];
+
+	if (s->hand_processes)
+		snprintf(hand, sizeof(hand), " (%zu hand-managed)",
+			 s->hand_processes);
+	if (s->have_ratio)
+		snprintf(ratio, sizeof(ratio), "ratio %u:%u (%s%s%s)",
+			 s->ratio.allowed, s->ratio.preferred,
+			 ratio_mode_name(s->cfg->mode),
+			 s->ratio_note ? ", " : "",
+			 s->ratio_note ? s->ratio_note : "");
+	else
+		snprintf(ratio, sizeof(ratio), "ratio unavailable");
+	snprintf(buf, size, "STATUS=%zu processes%s under %u rules, %s%s%s",
+		 s->processes, hand, s->cfg->nrules, ratio,
+		 s->connector ? "" : ", rescan only",
+		 s->dry_run ? ", dry run" : "");
+}
+
+int status_write(const char *run_dir, const struct sbuf *text,
+		 struct sbuf *last)
+{
+	char path[PATH_MAX], when[64];
+	struct sbuf out = {0};
+	time_t t = time(NULL);
+	struct tm tm;
+	int r;
 
 	if (text->oom)
 		return -ENOMEM;
+	if (last->buf && last->len == text->len &&
+	    !memcmp(last->buf, text->buf, text->len))
+		return 0;
 	/* systemd's RuntimeDirectory= normally made it; tests may not. */
 	if (mkdir(run_dir, 0755) < 0 && errno != EEXIST)
 		return -errno;
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+	sbuf_printf(&out, "%.*supdated %s\n", (int)text->len,
+		    text->buf ? text->buf : "", when);
+	if (out.oom) {
+		sbuf_free(&out);
+		return -ENOMEM;
+	}
 	snprintf(path, sizeof(path), "%s/%s", run_dir, STATUS_FILE);
-	return write_file_atomic(path, text->buf ? text->buf : "", text->len);
+	r = write_file_atomic(path, out.buf, out.len);
+	sbuf_free(&out);
+	if (r < 0)
+		return r;
+	last->len = 0;
+	last->oom = false;
+	sbuf_printf(last, "%.*s", (int)text->len, text->buf ? text->buf : "");
+	return 1;
 }
 
 void status_remove(const char *run_dir)

@@ -2,12 +2,47 @@
 #ifndef SOFTAFF_STATUS_H
 #define SOFTAFF_STATUS_H
 
+#include <stdbool.h>
+
+#include "config.h"
+#include "manager.h"
+#include "topology.h"
 #include "util.h"
 
 #define STATUS_FILE "status"
+/* Status lists at most this many pids per rule; counts stay exact. */
+#define STATUS_MAX_PIDS 1000
 
-/* Atomically replace <run>/status with text.  0 or -errno. */
-int status_write(const char *run_dir, const struct sbuf *text);
+/* Everything /run/softaffd/status shows, gathered by the daemon. */
+struct status_snapshot {
+	int pid;
+	const struct config *cfg;
+	bool dry_run;
+	bool have_ratio;
+	struct ratio ratio;
+	const char *ratio_note; /* e.g. "paused: changed by hand", or NULL */
+	bool connector;
+	const struct topology *topo;
+	const double *node_util;
+	const unsigned int *rule_count; /* per rule */
+	const int *pids; /* mgr_status_pids() triples */
+	unsigned int npids;
+	size_t processes, hand_processes;
+	const struct mgr_counters *cnt;
+};
+
+/* Pure: the status text (without its "updated" line). */
+void status_format(const struct status_snapshot *s, struct sbuf *b);
+/* Pure: the one-line STATUS= for systemd. */
+void status_line(const struct status_snapshot *s, char *buf, size_t size);
+
+/*
+ * Atomically replace <run>/status with text plus an "updated" line, but
+ * only if text differs from *last (which then takes a copy of it).
+ * 1 if written, 0 if unchanged, or -errno.
+ */
+int status_write(const char *run_dir, const struct sbuf *text,
+		 struct sbuf *last);
 /* Remove it on a clean exit, so --status can tell "not running". */
 void status_remove(const char *run_dir);
 /* softaffd --status: copy the file to stdout.  Exit code. */

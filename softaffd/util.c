@@ -19,12 +19,18 @@ void roots_default(struct roots *r)
 
 ssize_t read_file(const char *path, char *buf, size_t size)
 {
+	return read_file_at(AT_FDCWD, path, buf, size);
+}
+
+ssize_t read_file_at(int dfd, const char *path, char *buf, size_t size)
+{
 	size_t off = 0;
 	int fd;
 
 	if (!size)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO planted where a file is expected must not hang. */
+	fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	while (off < size - 1) {
@@ -49,11 +55,16 @@ ssize_t read_file(const char *path, char *buf, size_t size)
 
 int write_file(const char *path, const char *data, size_t len)
 {
+	return write_file_at(AT_FDCWD, path, data, len);
+}
+
+int write_file_at(int dfd, const char *path, const char *data, size_t len)
+{
 	ssize_t n;
 	int fd, r = 0;
 
 	/* O_TRUNC as a shell redirect does: procfs ignores it, files need it. */
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+	fd = openat(dfd, path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	do
@@ -122,6 +133,25 @@ uint64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+uint64_t budget_left(struct budget *b, uint64_t now)
+{
+	if (now - b->start_ms >= b->window_ms) {
+		b->start_ms = now;
+		b->used_ms = 0;
+	}
+	return b->used_ms >= b->limit_ms ? 0 : b->limit_ms - b->used_ms;
+}
+
+void budget_charge(struct budget *b, uint64_t ms)
+{
+	b->used_ms += ms;
+}
+
+uint64_t budget_renews(const struct budget *b)
+{
+	return b->start_ms + b->window_ms;
 }
 
 void sbuf_printf(struct sbuf *b, const char *fmt, ...)

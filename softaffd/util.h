@@ -24,8 +24,11 @@ void roots_default(struct roots *r);
  * Returns the length or -errno.  Never logs.
  */
 ssize_t read_file(const char *path, char *buf, size_t size);
+/* The same relative to a directory fd (AT_FDCWD for none). */
+ssize_t read_file_at(int dfd, const char *path, char *buf, size_t size);
 /* Write data with a single write(2), as procfs expects.  0 or -errno. */
 int write_file(const char *path, const char *data, size_t len);
+int write_file_at(int dfd, const char *path, const char *data, size_t len);
 /* Write to path.tmp then rename over path. 0 or -errno. */
 int write_file_atomic(const char *path, const char *data, size_t len);
 
@@ -33,6 +36,21 @@ int write_file_atomic(const char *path, const char *data, size_t len);
 int parse_u64(const char *s, uint64_t *ret);
 
 uint64_t now_ms(void);
+
+/*
+ * A share of time: at most limit_ms of work per window_ms.  The work is
+ * measured in wall-clock time around it, which a starved machine only
+ * overstates (then less work is done, never more).
+ */
+struct budget {
+	unsigned int limit_ms, window_ms;
+	uint64_t start_ms, used_ms;
+};
+/* Milliseconds of work left in the current window (a new one if due). */
+uint64_t budget_left(struct budget *b, uint64_t now);
+void budget_charge(struct budget *b, uint64_t ms);
+/* When the current window ends (and with it the wait for more). */
+uint64_t budget_renews(const struct budget *b);
 
 /* Growable string buffer for status and dumps. */
 struct sbuf {

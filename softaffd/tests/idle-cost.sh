@@ -15,7 +15,7 @@ SECS=${1:-60}
 BIN=${2:-build/softaffd}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/softaffd-idle-XXXXXX")
-# The status file is rewritten every interval: on tmpfs, as /run is.
+# The status file is rewritten when it changes: on tmpfs, as /run is.
 RUN=$(mktemp -d /dev/shm/softaffd-idle-XXXXXX 2> /dev/null || echo "$W/run")
 trap 'kill $DPID 2> /dev/null; rm -rf "$W" "$RUN"' EXIT
 P=$W/proc

@@ -5,6 +5,7 @@
  * function that can fail on demand.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,10 @@
 #include "procfs.h"
 #include "rules.h"
 #include "sampler.h"
+#include "caps.h"
+#include "owned.h"
+#include "status.h"
+#include "sysctl.h"
 #include "topology.h"
 #include "util.h"
 
@@ -94,6 +99,9 @@ static void fixture_reset(void)
 }
 
 /* A stat line with the fields the daemon reads; the rest are zero. */
+/* The ppid the next mktask() writes (0: 1). */
+static int fixture_ppid;
+
 static void stat_line(char *buf, size_t size, int pid, const char *comm,
 		      unsigned long flags, unsigned long long start,
 		      unsigned int policy)
@@ -104,7 +112,7 @@ static void stat_line(char *buf, size_t size, int pid, const char *comm,
 		unsigned long long v = 0;
 
 		if (f == 4)
-			v = 1;
+			v = fixture_ppid ? (unsigned long long)fixture_ppid : 1;
 		else if (f == 9)
 			v = flags;
 		else if (f == 22)
@@ -167,23 +175,60 @@ static const char *soft_of(int pid, int tid)
 static int fake_err;	/* next writes fail with this */
 static int fake_writes; /* attempted writes */
 
-static int fake_write(const char *path, const char *data, size_t len)
+static int fake_write(int dfd, const char *path, const char *data, size_t len)
 {
 	FILE *f;
+	int fd;
 
 	fake_writes++;
 	if (fake_err)
 		return fake_err;
 	/* procfs ignores the offset; a plain file must be truncated. */
-	f = fopen(path, "r+");
-	if (!f)
+	fd = openat(dfd, path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
+	f = fdopen(fd, "r+");
+	if (!f) {
+		close(fd);
+		return -errno;
+	}
 	if (ftruncate(fileno(f), 0) < 0 || fwrite(data, 1, len, f) != len) {
 		fclose(f);
 		return -EIO;
 	}
 	fclose(f);
 	return 0;
+}
+
+/* aff_apply_thread() and aff_restore_thread() on the fixture's pid. */
+static enum aff_result apply_t(int pid, int tid, const struct cpuset *target,
+			       enum aff_claim claim, bool dry_run, int *err)
+{
+	int pfd = procfs_open_pid(proc, pid);
+	enum aff_result r;
+
+	if (pfd < 0) {
+		*err = pfd;
+		return aff_classify(pfd);
+	}
+	r = aff_apply_thread(pfd, tid, target, claim, dry_run, err);
+	close(pfd);
+	return r;
+}
+
+static enum aff_result restore_t(int pid, int tid, const struct cpuset *target,
+				 bool dry_run, int *err)
+{
+	int pfd = procfs_open_pid(proc, pid);
+	enum aff_result r;
+
+	if (pfd < 0) {
+		*err = pfd;
+		return aff_classify(pfd);
+	}
+	r = aff_restore_thread(pfd, tid, target, dry_run, err);
+	close(pfd);
+	return r;
 }
 
 /* An empty fixture tree, writes through the fake seam that succeeds. */
@@ -648,71 +693,71 @@ static void test_affinity(void)
 
 	/* Plain apply, then the same again is skipped without a write. */
 	mktask(100, 100, "worker", 1, 0, "0-3", "0-3\n");
-	CHECK(aff_apply_thread(proc, 100, 100, &target, AFF_ADOPT, false,
+	CHECK(apply_t(100, 100, &target, AFF_ADOPT, false,
 			       &err) == AFF_WRITTEN);
 	CHECK_STR(soft_of(100, 100), "0-1\n");
 	CHECK(fake_writes == 1);
-	CHECK(aff_apply_thread(proc, 100, 100, &target, AFF_ADOPT, false,
+	CHECK(apply_t(100, 100, &target, AFF_ADOPT, false,
 			       &err) == AFF_UNCHANGED);
 	CHECK(fake_writes == 1);
 
 	/* Target is intersected with the hard mask. */
 	mktask(101, 101, "w", 1, 0, "1-3", "1-3\n");
-	CHECK(aff_apply_thread(proc, 101, 101, &target, AFF_ADOPT, false,
+	CHECK(apply_t(101, 101, &target, AFF_ADOPT, false,
 			       &err) == AFF_WRITTEN);
 	CHECK_STR(soft_of(101, 101), "1\n");
 
 	/* Empty intersection: no write. */
 	mktask(102, 102, "w", 1, 0, "2-3", "2-3\n");
 	fake_writes = 0;
-	CHECK(aff_apply_thread(proc, 102, 102, &target, AFF_ADOPT, false,
+	CHECK(apply_t(102, 102, &target, AFF_ADOPT, false,
 			       &err) == AFF_EMPTY);
 	CHECK(fake_writes == 0);
 
 	/* RT thread: skipped before the kernel has to say EINVAL. */
 	mktask(103, 103, "rt", 1, 1, "0-3", "0-3\n");
-	CHECK(aff_apply_thread(proc, 103, 103, &target, AFF_ADOPT, false,
+	CHECK(apply_t(103, 103, &target, AFF_ADOPT, false,
 			       &err) == AFF_RT);
 	CHECK(fake_writes == 0);
 
 	/* Dry run decides but does not write. */
 	mktask(104, 104, "w", 1, 0, "0-3", "0-3\n");
-	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, true,
+	CHECK(apply_t(104, 104, &target, AFF_ADOPT, true,
 			       &err) == AFF_WRITTEN);
 	CHECK(fake_writes == 0);
 	CHECK_STR(soft_of(104, 104), "0-3\n");
 
 	/* Error classes from the write seam. */
 	fake_err = -EPERM;
-	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, false,
+	CHECK(apply_t(104, 104, &target, AFF_ADOPT, false,
 			       &err) == AFF_EPERM &&
 	      err == -EPERM);
 	fake_err = -EINVAL;
-	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, false,
+	CHECK(apply_t(104, 104, &target, AFF_ADOPT, false,
 			       &err) == AFF_EINVAL);
 	fake_err = -ESRCH;
-	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, false,
+	CHECK(apply_t(104, 104, &target, AFF_ADOPT, false,
 			       &err) == AFF_GONE);
 	fake_err = -EIO;
-	CHECK(aff_apply_thread(proc, 104, 104, &target, AFF_ADOPT, false,
+	CHECK(apply_t(104, 104, &target, AFF_ADOPT, false,
 			       &err) == AFF_ERROR &&
 	      err == -EIO);
 	fake_err = 0;
 	/* A thread that vanished: gone, silently. */
-	CHECK(aff_apply_thread(proc, 104, 999, &target, AFF_ADOPT, false,
+	CHECK(apply_t(104, 999, &target, AFF_ADOPT, false,
 			       &err) == AFF_GONE);
 	CHECK(aff_classify(-ENOENT) == AFF_GONE);
 	CHECK(aff_classify(-EACCES) == AFF_EPERM);
 
 	/* Restore: ours is reset to the hard mask ... */
-	CHECK(aff_restore_thread(proc, 100, 100, &target, false, &err) ==
+	CHECK(restore_t(100, 100, &target, false, &err) ==
 	      AFF_WRITTEN);
 	CHECK_STR(soft_of(100, 100), "0-3\n");
-	CHECK(aff_restore_thread(proc, 100, 100, &target, false, &err) ==
+	CHECK(restore_t(100, 100, &target, false, &err) ==
 	      AFF_UNCHANGED);
 	/* ... and a mask someone else set after us is left alone. */
 	mktask(105, 105, "w", 1, 0, "0-3", "3\n");
-	CHECK(aff_restore_thread(proc, 105, 105, &target, false, &err) ==
+	CHECK(restore_t(105, 105, &target, false, &err) ==
 	      AFF_FOREIGN);
 	CHECK_STR(soft_of(105, 105), "3\n");
 
@@ -725,7 +770,7 @@ static void test_affinity(void)
 		put(path, "f\n");
 		CHECK(aff_probe(proc) == 0);
 	}
-	aff_write = write_file;
+	aff_write = write_file_at;
 }
 
 static struct mgr mgr;
@@ -794,16 +839,19 @@ static void test_manager_scan(void)
 	/* A new thread via the connector path. */
 	mktask(200, 203, "app one", 10, 0, "0-3", "0-3\n");
 	mgr_on_fork(&mgr, 200, 203, 200);
+	mgr_flush(&mgr, UINT64_MAX);
 	CHECK_STR(soft_of(200, 203), "0-1\n");
 
 	/* A forked child of a managed process is evaluated ... */
 	mktask(210, 210, "app one", 20, 0, "0-3", "0-3\n");
 	mgr_on_fork(&mgr, 200, 210, 210);
+	mgr_flush(&mgr, UINT64_MAX);
 	CHECK(mgr_lookup(&mgr, 210) != NULL);
 	CHECK_STR(soft_of(210, 210), "0-1\n");
 	/* ... a child of an unmanaged one is not (same attrs, no match). */
 	mktask(310, 310, "other", 21, 0, "0-3", "0-3\n");
 	mgr_on_fork(&mgr, 300, 310, 310);
+	mgr_flush(&mgr, UINT64_MAX);
 	CHECK(mgr_lookup(&mgr, 310) == NULL);
 
 	/* exec into something else: unmanaged and restored. */
@@ -815,10 +863,12 @@ static void test_manager_scan(void)
 	/* A new thread of a pid that was reused behind our back: no write. */
 	mktask(210, 210, "app one", 30, 0, "0-3", "0-3\n");
 	mgr_on_fork(&mgr, 200, 210, 210);
+	mgr_flush(&mgr, UINT64_MAX);
 	CHECK(mgr_lookup(&mgr, 210) != NULL);
 	mktask(210, 210, "app one", 31, 0, "0-3", "0-3\n"); /* reused */
 	mktask(210, 211, "app one", 31, 0, "0-3", "0-3\n");
 	mgr_on_fork(&mgr, 210, 211, 210);
+	mgr_flush(&mgr, UINT64_MAX);
 	CHECK_STR(soft_of(210, 211), "0-3\n");
 	CHECK(mgr_lookup(&mgr, 210) == NULL);
 	{
@@ -853,7 +903,7 @@ static void test_manager_scan(void)
 
 	mgr_done(&mgr);
 	config_free(c);
-	aff_write = write_file;
+	aff_write = write_file_at;
 }
 
 static void test_manager_errors(void)
@@ -903,7 +953,7 @@ static void test_manager_errors(void)
 	mgr_done(&mgr);
 	config_free((struct config *)mgr.cfg);
 	config_free(c);
-	aff_write = write_file;
+	aff_write = write_file_at;
 }
 
 static void test_manager_reload(void)
@@ -957,7 +1007,30 @@ static void test_manager_reload(void)
 	CHECK_STR(soft_of(601, 601), "0-3\n");
 	mgr_done(&mgr);
 	config_free(c3);
-	aff_write = write_file;
+	aff_write = write_file_at;
+}
+
+/* The status text of the manager's state, as the daemon formats it. */
+static void mgr_status(const struct mgr *m, struct sbuf *b)
+{
+	double *util = calloc(m->topo->nnodes + 1, sizeof(*util));
+	struct status_snapshot s = {
+		.cfg = m->cfg,
+		.topo = m->topo,
+		.node_util = util,
+		.rule_count = m->rule_count,
+		.processes = m->count,
+		.hand_processes = m->nhand_procs,
+		.cnt = &m->cnt,
+	};
+	int *pids = NULL;
+	int n = mgr_status_pids(m, &pids);
+
+	s.pids = pids;
+	s.npids = n > 0 ? (unsigned int)n : 0;
+	status_format(&s, b);
+	free(pids);
+	free(util);
 }
 
 static void test_manager_many(void)
@@ -987,7 +1060,7 @@ static void test_manager_many(void)
 	sbuf_free(&b);
 	mgr_done(&mgr);
 	config_free(c);
-	aff_write = write_file;
+	aff_write = write_file_at;
 }
 
 static void test_aff_decide(void)
@@ -1101,14 +1174,16 @@ static void test_manager_hand(void)
 	/* New threads: off (the default) is taken, a hand-set one is not. */
 	mktask(700, 702, "app", 1, 0, "0-3", "0-3\n");
 	mgr_on_fork(&mgr, 700, 702, 700);
+	mgr_flush(&mgr, UINT64_MAX);
 	CHECK_STR(soft_of(700, 702), "0\n");
 	mktask(700, 703, "app", 1, 0, "0-3", "2-3\n"); /* from 701 */
 	mgr_on_fork(&mgr, 700, 703, 700);
+	mgr_flush(&mgr, UINT64_MAX);
 	CHECK_STR(soft_of(700, 703), "2-3\n");
 	/* A thread exit is forgotten, hand-set or not. */
 	rm_task(700, 703);
 	mgr_on_exit(&mgr, 703, 700);
-	CHECK(mgr_lookup(&mgr, 700)->nthreads == 3);
+	CHECK(mgr_lookup(&mgr, 700)->own.nthreads == 3);
 
 	/* A reload that changes the rule keeps the hand-set masks ... */
 	c2 = load("rules = ( { name = \"app\"; comm = \"app\"; "
@@ -1134,8 +1209,9 @@ static void test_manager_hand(void)
 	rm_task(700, 702);
 	set_soft(700, 700, "3\n");
 	mgr_on_exec(&mgr, 700);
+	mgr_flush(&mgr, UINT64_MAX);
 	CHECK_STR(soft_of(700, 700), "1\n");
-	CHECK(mgr_lookup(&mgr, 700)->nhand == 0 && mgr.nhand_procs == 1);
+	CHECK(mgr_lookup(&mgr, 700)->own.nhand == 0 && mgr.nhand_procs == 1);
 
 	/* SIGUSR1: re-adopt everything. */
 	CHECK(mgr_readopt(&mgr) == 1);
@@ -1167,7 +1243,7 @@ static void test_manager_hand(void)
 	mgr_done(&mgr);
 	config_free(c2);
 	config_free(c3);
-	aff_write = write_file;
+	aff_write = write_file_at;
 }
 
 static unsigned int ticks;
@@ -1230,6 +1306,7 @@ static void test_manager_slices(void)
 	CHECK(fake_writes == 1);
 	/* Exits are noticed by every kind; children of others are known. */
 	mgr_on_fork(&mgr, 803, 1300, 1300);
+	mgr_flush(&mgr, UINT64_MAX);
 	CHECK(mgr.count == 102 && mgr.others.count == 200);
 	rm_task(1200, 1200);
 	{
@@ -1247,12 +1324,12 @@ static void test_manager_slices(void)
 	for (int t = 1400; t < 1440; t++)
 		mktask(1400, t, "app", 1400, 0, "0-3", "0-3\n");
 	CHECK(mgr_scan(&mgr) == 0);
-	CHECK(mgr_lookup(&mgr, 1400) && mgr_lookup(&mgr, 1400)->nthreads == 40);
-	CHECK(mgr_lookup(&mgr, 1400)->threads[39].tid == 1439);
+	CHECK(mgr_lookup(&mgr, 1400) && mgr_lookup(&mgr, 1400)->own.nthreads == 40);
+	CHECK(mgr_lookup(&mgr, 1400)->own.threads[39].tid == 1439);
 	CHECK_STR(soft_of(1400, 1421), "0\n");
 	rm_task(1400, 1421);
 	mgr_on_exit(&mgr, 1421, 1400);
-	CHECK(mgr_lookup(&mgr, 1400)->nthreads == 39);
+	CHECK(mgr_lookup(&mgr, 1400)->own.nthreads == 39);
 	{
 		char cmd[PATH_MAX + 16];
 
@@ -1267,7 +1344,7 @@ static void test_manager_slices(void)
 	CHECK(mgr_scan_finish(&mgr) == 0 && mgr.count == 101);
 	mgr_done(&mgr);
 	config_free(c);
-	aff_write = write_file;
+	aff_write = write_file_at;
 }
 
 static void test_sampler(void)
@@ -1622,6 +1699,400 @@ static void test_notify(void)
 	close(fd);
 }
 
+/* ---- issue #14: bounded work, least privilege, the ratio actuator ---- */
+
+static void test_rules_lazy(void)
+{
+	char err[512], cmd[4096];
+	struct config *c = load(
+		"rules = (\n"
+		" { name = \"a\"; comm = \"a*\"; cmdline = \"x\"; cpus = \"0\"; },\n"
+		" { name = \"u\"; user = 7; cmdline = \"y\"; cpus = \"1\"; }\n"
+		");\n",
+		err, sizeof(err));
+	struct proc_attrs a = {.loaded = NEED_COMM, .comm = "b",
+			       .regex_budget = RULES_REGEX_BUDGET};
+	unsigned int at = 0, need = 0;
+	struct sbuf b = {0};
+
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	/* comm rules out rule a without its command line; u needs the uid. */
+	CHECK(rules_match_from(c, &a, 0, &at, &need) == RULES_NEED &&
+	      at == 1 && need == NEED_UID);
+	a.loaded |= NEED_UID;
+	a.has_uid = true;
+	a.uid = 8;
+	/* ... and uid 8 rules out u: the command line is never asked for. */
+	CHECK(rules_match_from(c, &a, at, &at, &need) == RULES_NONE);
+	a.uid = 7;
+	CHECK(rules_match_from(c, &a, 1, &at, &need) == RULES_NEED &&
+	      need == NEED_CMDLINE);
+	config_free(c);
+
+	/* The total regex work per process is bounded: 256 worst rules. */
+	sbuf_printf(&b, "rules = (\n");
+	for (int i = 0; i < CONFIG_MAX_RULES; i++)
+		sbuf_printf(&b, "%s{ name = \"r%d\"; cmdline = "
+			    "\".{1,250}x{1,250}\"; cpus = \"0\"; }\n",
+			    i ? "," : "", i);
+	sbuf_printf(&b, ");\n");
+	c = load(b.buf, err, sizeof(err));
+	sbuf_free(&b);
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	memset(cmd, 'a', sizeof(cmd) - 1);
+	cmd[sizeof(cmd) - 1] = '\0';
+	a = (struct proc_attrs){.loaded = NEED_COMM | NEED_CMDLINE,
+				.comm = "a", .cmdline = cmd,
+				.regex_budget = RULES_REGEX_BUDGET};
+	uint64_t t0 = now_ms();
+	CHECK(rules_match_from(c, &a, 0, &at, &need) == RULES_NONE);
+	printf("# 256 worst-case regexes on 4 KiB: %llu ms, %u skipped\n",
+	       (unsigned long long)(now_ms() - t0), a.regex_skipped);
+	CHECK(a.regex_skipped >= CONFIG_MAX_RULES - 2);
+	/* A short command line fits them all. */
+	a = (struct proc_attrs){.loaded = NEED_COMM | NEED_CMDLINE,
+				.comm = "a", .cmdline = "ax",
+				.regex_budget = RULES_REGEX_BUDGET};
+	CHECK(rules_match_from(c, &a, 0, &at, &need) == 0 &&
+	      !a.regex_skipped);
+	config_free(c);
+}
+
+static void test_ratelimit(void)
+{
+	struct log_ratelimit rl = {0};
+	unsigned long infos;
+	int ok = 0;
+
+	for (int i = 0; i < 100; i++)
+		ok += log_ratelimit(&rl, 5000, "x");
+	CHECK(ok == LOG_RL_BURST && rl.suppressed == 100 - LOG_RL_BURST);
+	infos = log_counts[LOG_INFO];
+	log_ratelimit_flush(&rl, 5000 + LOG_RL_WINDOW_MS / 2, "x");
+	CHECK(log_counts[LOG_INFO] == infos && rl.suppressed);
+	/* The window over: one line says how many were dropped. */
+	CHECK(log_ratelimit(&rl, 5000 + LOG_RL_WINDOW_MS, "x"));
+	CHECK(log_counts[LOG_INFO] == infos + 1 && !rl.suppressed);
+}
+
+static void test_budget(void)
+{
+	struct budget b = {100, 1000, 0, 0};
+
+	CHECK(budget_left(&b, 5000) == 100 && b.start_ms == 5000);
+	budget_charge(&b, 60);
+	CHECK(budget_left(&b, 5500) == 40);
+	budget_charge(&b, 60);
+	CHECK(budget_left(&b, 5999) == 0 && budget_renews(&b) == 6000);
+	CHECK(budget_left(&b, 6000) == 100);
+}
+
+static void test_owned(void)
+{
+	struct owned o = {0};
+	int tids[] = {10, 12};
+
+	CHECK(owned_remember(&o, 12, false) == 0);
+	CHECK(owned_remember(&o, 10, true) == 1);
+	CHECK(owned_remember(&o, 11, true) == 0);
+	CHECK(o.nthreads == 3 && o.threads[0].tid == 10 && o.nhand == 2);
+	CHECK(owned_forget(&o, 11) == 0 && o.nhand == 1);
+	CHECK(owned_remember(&o, 10, false) == -1 && !o.nhand);
+	CHECK(owned_remember(&o, 11, true) == 1);
+	CHECK(owned_prune(&o, tids, 2) == -1 && o.nthreads == 2);
+	CHECK(owned_remember(&o, 12, true) == 1);
+	owned_keep_hand(&o);
+	CHECK(o.nthreads == 1 && o.threads[0].tid == 12);
+	CHECK(owned_clear(&o) == -1 && !o.threads);
+}
+
+static void test_manager_dirty(void)
+{
+	struct config *c;
+	uint64_t evals;
+
+	fake_fixture();
+	c = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
+		      "cpus = \"0-1\"; } );");
+	if (!c)
+		return;
+	for (int tid = 900; tid <= 901; tid++)
+		mktask(900, tid, "app", 90, 0, "0-3", "0-3\n");
+	mktask(920, 920, "rest", 92, 0, "0-3", "0-3\n");
+	CHECK(mgr_scan(&mgr) == 0);
+	CHECK_STR(soft_of(900, 901), "0-1\n");
+
+	/* A comm-flip storm: a thousand events, one evaluation. */
+	mktask(920, 920, "app", 92, 0, "0-3", "0-3\n");
+	evals = mgr.cnt.evals;
+	for (int i = 0; i < 1000; i++)
+		mgr_on_change(&mgr, 920);
+	CHECK(mgr.dirty.count == 1);
+	CHECK(mgr_flush(&mgr, UINT64_MAX));
+	CHECK(mgr.cnt.evals == evals + 1 && mgr_lookup(&mgr, 920));
+	/* Same process, same comm: the match cache answers. */
+	evals = mgr.cnt.evals;
+	mgr_on_change(&mgr, 920);
+	mgr_flush(&mgr, UINT64_MAX);
+	CHECK(mgr.cnt.evals == evals && mgr.cnt.cached > 0);
+	/* A uid change does not trust the cache either. */
+	mgr_on_uid(&mgr, 920);
+	mgr_flush(&mgr, UINT64_MAX);
+	CHECK(mgr.cnt.evals == ++evals);
+	/* An exec always evaluates afresh. */
+	mgr_on_exec(&mgr, 920);
+	mgr_flush(&mgr, UINT64_MAX);
+	CHECK(mgr.cnt.evals == evals + 1);
+	/* An exit drops a pending evaluation. */
+	mgr_on_change(&mgr, 920);
+	mgr_on_exit(&mgr, 920, 920);
+	CHECK(mgr.dirty.count == 0 && !mgr_lookup(&mgr, 920));
+	/* A deadline already past: one pid per flush. */
+	mgr_on_change(&mgr, 900);
+	mgr_on_exec(&mgr, 920);
+	CHECK(!mgr_flush(&mgr, 0) && mgr.dirty.count == 1);
+	CHECK(mgr_flush(&mgr, 0));
+
+	/*
+	 * A child forked from a managed process that matches nothing has
+	 * the parent's mask: reset on stop, unless someone changed it.
+	 */
+	mktask(930, 930, "other", 93, 0, "0-3", "0-1\n");
+	mktask(930, 931, "other", 93, 0, "0-3", "3\n");
+	mgr_on_fork(&mgr, 900, 930, 930);
+	mgr_flush(&mgr, UINT64_MAX);
+	CHECK(!mgr_lookup(&mgr, 930));
+	/* One found by a scan (events missed): its ppid tells. */
+	fixture_ppid = 900;
+	mktask(940, 940, "other", 94, 0, "0-3", "0-1\n");
+	fixture_ppid = 0;
+	CHECK(mgr_scan(&mgr) == 0);
+	mgr_restore_all(&mgr);
+	CHECK_STR(soft_of(900, 900), "0-3\n");
+	CHECK_STR(soft_of(930, 930), "0-3\n");
+	CHECK_STR(soft_of(930, 931), "3\n");
+	CHECK_STR(soft_of(940, 940), "0-3\n");
+	mgr_done(&mgr);
+	config_free(c);
+	aff_write = write_file_at;
+}
+
+/* threads = "main": the other threads lose what they inherited. */
+static void test_threads_main(void)
+{
+	struct config *c;
+	static const char *const soft[] = {"0-3\n", "0-1\n", "3\n"};
+
+	fake_fixture();
+	c = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
+		      "cpus = \"0-1\"; threads = \"main\"; } );");
+	if (!c)
+		return;
+	for (int t = 0; t < 3; t++)
+		mktask(950, 950 + t, "app", 95, 0, "0-3", soft[t]);
+	CHECK(mgr_scan(&mgr) == 0);
+	CHECK_STR(soft_of(950, 950), "0-1\n");
+	CHECK_STR(soft_of(950, 951), "0-3\n");
+	CHECK_STR(soft_of(950, 952), "3\n");
+	/* A thread started later inherits the main thread's mask: reset. */
+	mktask(950, 953, "app", 95, 0, "0-3", "0-1\n");
+	mgr_on_fork(&mgr, 950, 953, 950);
+	mgr_flush(&mgr, UINT64_MAX);
+	CHECK_STR(soft_of(950, 953), "0-3\n");
+	mgr_done(&mgr);
+	config_free(c);
+	aff_write = write_file_at;
+}
+
+static void put_ratio(const char *a, const char *p)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/sched_allowed", proc);
+	put(path, a);
+	snprintf(path, sizeof(path), "%s/sys/kernel/sched_preferred", proc);
+	put(path, p);
+}
+
+static const char *ratio_now(void)
+{
+	static char out[64];
+	struct roots r;
+	struct ratio v;
+
+	snprintf(r.proc, sizeof(r.proc), "%s", proc);
+	if (sysctl_read_ratio(&r, &v) < 0)
+		return "?";
+	snprintf(out, sizeof(out), "%u:%u", v.allowed, v.preferred);
+	return out;
+}
+
+static void test_sysctl(void)
+{
+	struct sysctl_ratio s;
+	struct roots r;
+	char path[PATH_MAX];
+
+	fixture_reset();
+	snprintf(r.proc, sizeof(r.proc), "%s", proc);
+	snprintf(r.run, sizeof(r.run), "%s/run-sysctl", tmp);
+	snprintf(path, sizeof(path), "%s/%s", r.run, SYSCTL_ORIG_FILE);
+	CHECK(sysctl_init(&s, &r, false, true) == -ENOENT && !s.have);
+	put_ratio("100\n", "1\n");
+
+	/* The original is saved; a change is ours to restore. */
+	CHECK(sysctl_init(&s, &r, false, true) == 0);
+	CHECK_STR(get(path), "100:1\n");
+	CHECK(sysctl_set(&s, (struct ratio){50, 1}, "test") == 0);
+	CHECK_STR(ratio_now(), "50:1");
+	/* kill -9 here: the next daemon restores 100:1, not 50:1. */
+	CHECK(sysctl_init(&s, &r, false, true) == 0);
+	CHECK(s.orig.allowed == 100 && s.cur.allowed == 50 && s.owned);
+	CHECK(sysctl_set(&s, (struct ratio){5, 4}, "test") == 0);
+	CHECK_STR(ratio_now(), "5:4");
+	sysctl_restore(&s);
+	CHECK_STR(ratio_now(), "100:1");
+	sysctl_done(&s);
+	CHECK(get(path) == NULL);
+
+	/* sysctl -w by an admin: paused, left alone on stop. */
+	CHECK(sysctl_init(&s, &r, false, true) == 0);
+	CHECK(sysctl_set(&s, (struct ratio){50, 1}, "test") == 0);
+	CHECK(!sysctl_check(&s));
+	put_ratio("7\n", "1\n");
+	CHECK(sysctl_check(&s) && s.paused);
+	CHECK(sysctl_set(&s, (struct ratio){20, 1}, "test") == -EBUSY);
+	CHECK_STR(ratio_now(), "7:1");
+	/* SIGUSR1 or reload: changes resume from the admin's value. */
+	sysctl_resume(&s);
+	CHECK(!s.paused && s.cur.allowed == 7);
+	CHECK(sysctl_set(&s, (struct ratio){20, 1}, "test") == 0);
+	CHECK_STR(ratio_now(), "20:1");
+	put_ratio("9\n", "1\n");
+	sysctl_restore(&s);
+	CHECK_STR(ratio_now(), "9:1");
+	sysctl_done(&s);
+
+	/* Dry run and --once save nothing; a dry run writes nothing. */
+	CHECK(sysctl_init(&s, &r, true, true) == 0);
+	CHECK(get(path) == NULL);
+	CHECK(sysctl_set(&s, (struct ratio){3, 1}, "test") == 0);
+	CHECK_STR(ratio_now(), "9:1");
+	CHECK(sysctl_init(&s, &r, false, false) == 0 && get(path) == NULL);
+}
+
+static void test_status_format(void)
+{
+	char err[512], line[256], path[PATH_MAX], run[PATH_MAX];
+	struct config *c = load(
+		"rules = ( { name = \"a\"; comm = \"a\"; cpus = \"0\"; },\n"
+		"          { name = \"b\"; comm = \"b\"; nodes = [1]; } );\n",
+		err, sizeof(err));
+	int pids[] = {0, 5, 0, 0, 7, 1, 1, 9, 0};
+	unsigned int count[] = {2, 1};
+	double util[2] = {0.5, 0.25};
+	struct mgr_counters cnt = {.written = 3};
+	struct status_snapshot s = {
+		.pid = 42, .cfg = c, .have_ratio = true, .ratio = {50, 1},
+		.connector = true, .topo = &topo, .node_util = util,
+		.rule_count = count, .pids = pids, .npids = 3,
+		.processes = 3, .hand_processes = 1, .cnt = &cnt,
+	};
+	struct sbuf b = {0}, last = {0};
+
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	status_format(&s, &b);
+	CHECK(b.buf && !strncmp(b.buf, "pid 42\n", 7));
+	CHECK(b.buf && strstr(b.buf, "\nratio 50:1\n"));
+	CHECK(b.buf && strstr(b.buf, "\nnode 1 cpus 2-3 util 25.0%\n"));
+	CHECK(b.buf && strstr(b.buf, "\nrule a cpus 0 processes 2 pids 5 7\n"
+				     "rule b cpus 2-3 processes 1 pids 9\n"
+				     "hand-managed rule a processes 1 pids 7\n"));
+	CHECK(b.buf && strstr(b.buf, " written=3 "));
+	status_line(&s, line, sizeof(line));
+	CHECK_STR(line, "STATUS=3 processes (1 hand-managed) under 2 rules, "
+			"ratio 50:1 (adaptive)");
+	s.ratio_note = "paused: changed by hand";
+	status_line(&s, line, sizeof(line));
+	CHECK(strstr(line, "ratio 50:1 (adaptive, paused: changed by hand)"));
+
+	/* Written only when the text changes. */
+	snprintf(run, sizeof(run), "%s/run-status", tmp);
+	snprintf(path, sizeof(path), "%s/status", run);
+	CHECK(status_write(run, &b, &last) == 1);
+	CHECK(get(path) && strstr(get(path), "\nupdated "));
+	CHECK(status_write(run, &b, &last) == 0);
+	sbuf_printf(&b, "x\n");
+	CHECK(status_write(run, &b, &last) == 1);
+	sbuf_free(&b);
+	sbuf_free(&last);
+	config_free(c);
+}
+
+static void test_config_files(void)
+{
+	char path[PATH_MAX], inc[PATH_MAX], err[512];
+	struct config *c = NULL;
+
+	fixture_reset();
+	snprintf(path, sizeof(path), "%s/f.conf", tmp);
+	put(path, "rules = ( { comm = \"x\"; cpus = \"0\"; } );\n");
+	chmod(path, 0644);
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == 0);
+	config_free(c);
+	c = NULL;
+	/* Writable by group or others: refused, naming the file. */
+	chmod(path, 0664);
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == -EPERM);
+	CHECK(strstr(err, "f.conf: writable by group or others (mode 0664)"));
+	chmod(path, 0602);
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == -EPERM);
+	/* An included file too. */
+	chmod(path, 0644);
+	snprintf(inc, sizeof(inc), "%s/inc.conf", tmp);
+	put(inc, "rules = ( { comm = \"x\"; cpus = \"0\"; } );\n");
+	chmod(inc, 0666);
+	put(path, "@include \"inc.conf\"\n");
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == -EPERM);
+	CHECK(strstr(err, "inc.conf: writable by group or others"));
+	chmod(inc, 0644);
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == 0);
+	config_free(c);
+	c = NULL;
+	/* A FIFO is refused at once, not read (which would block). */
+	unlink(path);
+	CHECK(mkfifo(path, 0600) == 0);
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == -EPERM);
+	CHECK(strstr(err, "f.conf: not a regular file"));
+	unlink(path);
+	/* Owned by someone else (only root can make such a file here). */
+	if (geteuid() == 0) {
+		put(path, "rules = ( );\n");
+		chmod(path, 0644);
+		CHECK(chown(path, 65534, 65534) == 0);
+		CHECK(config_load(path, &topo, &c, err, sizeof(err)) == -EPERM);
+		CHECK(strstr(err, "f.conf: owned by uid 65534, not root"));
+	}
+	CHECK(caps_needed(c ? c : &(struct config){0}) == CAPS_NICE);
+	{
+		struct config *e = load("rules = ( { exe = \"/bin/x\"; cpus = "
+					"\"0\"; } );", err, sizeof(err));
+		char names[64];
+
+		CHECK(e && caps_needed(e) == (CAPS_NICE | CAPS_PTRACE));
+		CHECK_STR(caps_names(CAPS_NICE | CAPS_PTRACE, names,
+				     sizeof(names)),
+			  "CAP_SYS_NICE CAP_SYS_PTRACE");
+		config_free(e);
+	}
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -1659,6 +2130,15 @@ int main(void)
 	RUN(test_procconn_parse, "proc connector message decoding");
 	RUN(test_util, "helpers, atomic status write");
 	RUN(test_notify, "sd_notify protocol, watchdog period");
+	RUN(test_rules_lazy, "lazy attributes in rule order, regex budget");
+	RUN(test_ratelimit, "per-rule log rate limit");
+	RUN(test_owned, "thread ownership bookkeeping");
+	RUN(test_budget, "a share of each second for events and evaluations");
+	RUN(test_manager_dirty, "dirty set, match cache, inherited masks");
+	RUN(test_threads_main, "threads = main: other threads get no mask");
+	RUN(test_sysctl, "ratio actuator: saved original, sysctl -w pauses");
+	RUN(test_status_format, "status as a pure function, written on change");
+	RUN(test_config_files, "config file type, owner and mode; caps");
 
 	nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 	return t_failed_checks ? 1 : 0;

@@ -3,7 +3,9 @@
 # matching (before and after the daemon, exec-to-applied latency, all
 # threads), status, restart after kill -9, watchdog, reload (changed,
 # removed and broken rules), stop with restore_on_exit, the adaptive
-# ratio, a process storm, and the unit itself (verify, security).
+# ratio, a process storm, and the unit itself (verify, security);
+# capabilities (CapEff), ratio restore after kill -9, sysctl -w, a
+# comm-flip storm from an unprivileged user.
 # Test processes are copies of sleep and of the softaffd_* helpers under
 # /tmp with names the rules match; configurations are written to
 # /etc/softaffd.conf (the guest is a snapshot) and the shipped one is put
@@ -131,6 +133,39 @@ else
 	nok "systemd-analyze security softaffd printed no overall exposure level"
 	tail -5 <<<"$out" | diag
 fi
+
+# ---- least privilege ------------------------------------------------------
+echo "# [$SECONDS s] least privilege"
+# capmask PID FIELD: CapEff, CapPrm, ... of PID
+capmask() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status"; }
+NICE=0000000000800000 NICE_PTRACE=0000000000880000
+mp=$(mainpid)
+echo "# $(grep ^Cap "/proc/$mp/status" | tr '\n\t' '  ')"
+is "$(capmask "$mp" CapEff)" $NICE "CapEff of softaffd: CAP_SYS_NICE alone (the shipped rules match no exe)"
+is "$(capmask "$mp" CapPrm)" $NICE "CapPrm too: CAP_NET_ADMIN and CAP_SYS_PTRACE are gone for good"
+cat >"$CONF" <<EOF
+ratio = { mode = "off"; };
+rules = ( { name = "by-exe"; exe = "/tmp/softaff-demo1"; nodes = [ 0 ]; } );
+EOF
+jmark
+systemctl reload softaffd
+check "a reload adding an exe rule says CAP_SYS_PTRACE was dropped" \
+	wait_until 5 jhas "rule 'by-exe' matches on 'exe' and needs CAP_SYS_PTRACE, which softaffd dropped at start"
+check "... and keeps the old rules (same MainPID, still active)" eval '[[ $(mainpid) == $mp ]] && active && jhas "still running the old configuration"'
+systemctl restart softaffd
+mp=$(mainpid)
+is "$(capmask "$mp" CapEff)" $NICE_PTRACE "after a restart with an exe rule: CapEff CAP_SYS_NICE + CAP_SYS_PTRACE"
+spawn setpriv --reuid=65534 --regid=65534 --clear-groups /tmp/softaff-demo1 600
+check "the exe rule matches a process of another user (nobody)" wait_until 5 has_soft "$last" "$N0"
+kill "$last"
+chmod 666 "$CONF"
+jmark
+systemctl reload softaffd
+check "a world-writable configuration is refused on reload, naming it" \
+	wait_until 5 jhas "$CONF: writable by group or others \\(mode 0666\\); refusing it"
+chmod 644 "$CONF"
+cp "$W/shipped.conf" "$CONF"
+systemctl restart softaffd
 
 # ---- matching: a process started before the daemon ----------------------
 echo "# [$SECONDS s] matching: a process started before"
@@ -328,6 +363,39 @@ is "$(soft "$new1")" "$HARD" "broken reload: the broken file's rule is not appli
 kill "$new0" "$new1"
 cp "$W/good.conf" "$CONF"
 
+# ---- the ratio: kill -9, sysctl -w ----------------------------------------
+echo "# [$SECONDS s] the ratio: kill -9, sysctl -w"
+systemctl stop softaffd
+echo 100 >/proc/sys/kernel/sched_allowed
+echo 1 >/proc/sys/kernel/sched_preferred
+cat >"$CONF" <<EOF
+interval_ms = 500;
+ratio = { mode = "fixed"; allowed = 50; preferred = 1; };
+rules = ( { name = "r-a"; comm = "softaff-demo0"; nodes = [ 0 ]; } );
+EOF
+systemctl start softaffd
+check "fixed ratio 50:1 set" wait_until 5 eval '[[ $(ratio) == 50:1 ]]'
+is "$(cat /run/softaffd/ratio.orig 2>&1)" "100:1" "the ratio found at start is saved in /run/softaffd/ratio.orig"
+old=$(mainpid)
+jmark
+kill -9 "$old"
+check "killed with -9, systemd restarts softaffd" wait_until 30 restarted
+check "the new daemon knows 50:1 was its predecessor's, 100:1 the original" \
+	wait_until 5 jhas "ratio 50:1 was left by an earlier softaffd; the one found before it, 100:1, is restored on stop"
+sysctl -q -w kernel.sched_allowed=7
+check "sysctl -w kernel.sched_allowed=7: softaffd says it pauses" \
+	wait_until 5 jhas "changed from 50:1 to 7:1 by someone else"
+check "softaffd --status: ratio 7:1 paused" wait_until 3 status_has '^ratio 7:1 paused: changed by hand'
+sleep 1
+is "$(ratio)" "7:1" "the admin's value stays"
+systemctl kill -s USR1 softaffd
+check "SIGUSR1 resumes: back to the configured 50:1" wait_until 5 eval '[[ $(ratio) == 50:1 ]]'
+systemctl stop softaffd
+is "$(ratio)" "100:1" "stop after kill -9 and restart: the original 100:1 is restored"
+check "ratio.orig is gone after a clean stop" test ! -e /run/softaffd/ratio.orig
+cp "$W/good.conf" "$CONF"
+systemctl start softaffd
+
 # ---- adaptive ratio -----------------------------------------------------
 echo "# [$SECONDS s] adaptive ratio"
 systemctl stop softaffd
@@ -414,6 +482,31 @@ echo "# storm: spawning took $((t1 - t0)) ms; softaffd CPU time during the storm
 softaffd --status | grep -E '^(counters|processes|rule)' | cut -c1-200 | diag
 check "storm: softaffd still running with the same pid" eval '[[ $(mainpid) == $mp ]] && active'
 kill "${storm[@]}" 2>/dev/null
+
+# ---- comm-flip storm from an unprivileged user ----------------------------
+echo "# [$SECONDS s] comm-flip storm"
+cat >"$CONF" <<EOF
+ratio = { mode = "off"; };
+rules = ( { name = "flip"; comm = "flip-a"; nodes = [ 0 ]; } );
+EOF
+systemctl restart softaffd
+mp=$(mainpid)
+jmark
+c0=$(cpu_ticks "$mp")
+t0=$(now_ms)
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups softaffd_commflip flip-a flip-b 10)
+t1=$(now_ms)
+c1=$(cpu_ticks "$mp")
+cpu_ms=$(((c1 - c0) * 1000 / tck))
+lines=$(jnew | wc -l)
+echo "# comm-flip storm by nobody: $out in $((t1 - t0)) ms; softaffd CPU $cpu_ms ms, $lines journal lines"
+jnew | tail -n 5 | diag
+# Budgets: 100 ms a second for events, 200 for evaluations, plus the
+# rescans that lost events ask for; the bound leaves TCG some room.
+check "comm-flip storm: softaffd CPU $cpu_ms ms in $((t1 - t0)) ms is under 50%" eval '((cpu_ms * 2 < t1 - t0))'
+check "comm-flip storm: $lines journal lines (< 60)" eval '((lines < 60))'
+check "comm-flip storm: softaffd still running with the same pid" eval '[[ $(mainpid) == $mp ]] && active'
+cp "$W/shipped.conf" "$CONF"
 
 echo "# [$SECONDS s] done"
 echo "1..$n"

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef SOFTAFF_DAEMON_H
+#define SOFTAFF_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "control.h"
+#include "log.h"
+#include "manager.h"
+#include "sampler.h"
+#include "sysctl.h"
+#include "topology.h"
+#include "util.h"
+
+/*
+ * Exit codes: 1 = bad configuration or kernel without the feature (the
+ * unit does not restart on it), 2 = usage, 3 = --status finds no daemon,
+ * 70 = the event loop failed (restart may help), 143 = --once stopped
+ * by a signal before it was done.
+ */
+#define EXIT_RUNTIME 70
+#define EXIT_SIGNALLED 143
+
+struct daemon_opts {
+	const char *config;
+	bool dry_run, once;
+	struct roots roots;
+};
+
+/*
+ * The running daemon: one thread, one epoll loop over a signalfd, three
+ * timerfds and the proc connector.  Each loop turn serves signals first,
+ * then timers, then a slice (SLICE_MS) each of connector events, of the
+ * dirty set and of a scan in progress; events and the dirty set also
+ * have a share of each second (CONN_BUDGET_MS, EVAL_BUDGET_MS).
+ */
+struct daemon {
+	const struct daemon_opts *o;
+	struct config *cfg;
+	struct topology *topo;
+	struct mgr mgr;
+	struct sampler sampler;
+	struct ctl_params ctl_params;
+	struct ctl_state ctl;
+	struct sysctl_ratio ratio;
+	double *node_util;
+	unsigned int caps_start; /* CAPS_* permitted at start */
+	unsigned int caps;	 /* CAPS_* kept */
+	bool caps_logged;
+	int conn_fd;
+	bool conn_paused; /* over the connector's budget */
+	struct budget conn_budget, eval_budget;
+	uint64_t conn_warned_ms;
+	bool ready, stop, signalled;
+	bool rescan_pending, rescan_due, events_lost;
+	bool warned_status, warned_sample;
+	unsigned int light_scans;
+	uint64_t wd_period_ms, wd_last_ms;
+	char last_notify[256];
+	struct sbuf last_status;
+	int epfd, sigfd, sample_fd, rescan_fd, wd_fd;
+};
+
+/* Block the signals the loop serves (before anything slow). */
+void daemon_block_signals(void);
+/*
+ * Set up with a loaded configuration and topology (both owned by the
+ * daemon from here on), subscribe, drop capabilities and start the
+ * first scan.  0 or an exit code.
+ */
+int daemon_start(struct daemon *d, const struct daemon_opts *o,
+		 struct config *cfg, struct topology *topo);
+/* Run until SIGTERM/SIGINT (or, with --once, the first scan's end). */
+int daemon_run(struct daemon *d);
+/* Restore what the configuration asks and free everything. */
+void daemon_stop(struct daemon *d);
+
+#endif

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <stdlib.h>
+#include <string.h>
+
+#include "owned.h"
+
+struct mthread *owned_find(const struct owned *o, int tid)
+{
+	unsigned int lo = 0, hi = o->nthreads;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (o->threads[mid].tid == tid)
+			return &o->threads[mid];
+		if (o->threads[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int count_hand(struct owned *o, int delta)
+{
+	bool had = o->nhand;
+
+	o->nhand = (unsigned int)((int)o->nhand + delta);
+	return (int)(o->nhand > 0) - (int)had;
+}
+
+int owned_remember(struct owned *o, int tid, bool hand)
+{
+	struct mthread *t = owned_find(o, tid), *n;
+	unsigned int i;
+
+	if (t) {
+		int d = t->hand == hand ? 0 : count_hand(o, hand ? 1 : -1);
+
+		t->hand = hand;
+		return d;
+	}
+	if (o->nthreads == o->cap) {
+		unsigned int nc = o->cap ? o->cap * 2 : 4;
+
+		n = realloc(o->threads, nc * sizeof(*n));
+		if (!n)
+			return 0; /* then it counts as new next time: no harm */
+		o->threads = n;
+		o->cap = nc;
+	}
+	n = o->threads;
+	for (i = o->nthreads; i > 0 && n[i - 1].tid > tid; i--)
+		n[i] = n[i - 1];
+	n[i].tid = tid;
+	n[i].hand = hand;
+	o->nthreads++;
+	return hand ? count_hand(o, 1) : 0;
+}
+
+int owned_forget(struct owned *o, int tid)
+{
+	struct mthread *t = owned_find(o, tid);
+	size_t i;
+	int d = 0;
+
+	if (!t)
+		return 0;
+	if (t->hand)
+		d = count_hand(o, -1);
+	i = (size_t)(t - o->threads);
+	memmove(t, t + 1, (o->nthreads - i - 1) * sizeof(*t));
+	o->nthreads--;
+	return d;
+}
+
+int owned_clear(struct owned *o)
+{
+	int d = o->nhand ? -1 : 0;
+
+	free(o->threads);
+	memset(o, 0, sizeof(*o));
+	return d;
+}
+
+void owned_keep_hand(struct owned *o)
+{
+	unsigned int k = 0;
+
+	for (unsigned int t = 0; t < o->nthreads; t++)
+		if (o->threads[t].hand)
+			o->threads[k++] = o->threads[t];
+	o->nthreads = k;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+int owned_prune(struct owned *o, const int *tids, size_t n)
+{
+	unsigned int kept = 0, hand = 0;
+	bool had = o->nhand;
+
+	for (unsigned int i = 0; i < o->nthreads; i++) {
+		int tid = o->threads[i].tid;
+
+		if (!bsearch(&tid, tids, n, sizeof(*tids), cmp_int))
+			continue;
+		hand += o->threads[i].hand;
+		o->threads[kept++] = o->threads[i];
+	}
+	o->nthreads = kept;
+	o->nhand = hand;
+	return (int)(hand > 0) - (int)had;
+}

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "log.h"
+#include "sysctl.h"
+
+static int read_one(const struct roots *roots, const char *name,
+		    unsigned int *ret)
+{
+	char path[PATH_MAX], buf[32];
+	uint64_t v;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/%s", roots->proc, name);
+	n = read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	buf[strcspn(buf, "\n")] = '\0';
+	if (parse_u64(buf, &v) < 0 || v < RATIO_MIN || v > RATIO_MAX)
+		return -EBADMSG;
+	*ret = (unsigned int)v;
+	return 0;
+}
+
+static int write_one(const struct roots *roots, const char *name,
+		     unsigned int v)
+{
+	char path[PATH_MAX], buf[32];
+	int n;
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/%s", roots->proc, name);
+	n = snprintf(buf, sizeof(buf), "%u\n", v);
+	return write_file(path, buf, (size_t)n);
+}
+
+int sysctl_read_ratio(const struct roots *roots, struct ratio *ret)
+{
+	struct ratio r;
+	int e = read_one(roots, "sched_allowed", &r.allowed);
+
+	if (!e)
+		e = read_one(roots, "sched_preferred", &r.preferred);
+	if (!e)
+		*ret = r;
+	return e;
+}
+
+static bool ratio_eq(struct ratio a, struct ratio b)
+{
+	return a.allowed == b.allowed && a.preferred == b.preferred;
+}
+
+static void orig_path(const struct sysctl_ratio *s, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/%s", s->roots->run, SYSCTL_ORIG_FILE);
+}
+
+/* "100:1\n" -> ratio.  0 or -errno. */
+static int orig_load(const struct sysctl_ratio *s, struct ratio *ret)
+{
+	char path[PATH_MAX], buf[64];
+	unsigned int a, p;
+	ssize_t n;
+	char nl;
+
+	orig_path(s, path, sizeof(path));
+	n = read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	if (sscanf(buf, "%u:%u%c", &a, &p, &nl) != 3 || nl != '\n' ||
+	    a < RATIO_MIN || a > RATIO_MAX || p < RATIO_MIN || p > RATIO_MAX)
+		return -EBADMSG;
+	*ret = (struct ratio){a, p};
+	return 0;
+}
+
+static int orig_save(const struct sysctl_ratio *s)
+{
+	char path[PATH_MAX], buf[64];
+	int n;
+
+	if (mkdir(s->roots->run, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	orig_path(s, path, sizeof(path));
+	n = snprintf(buf, sizeof(buf), "%u:%u\n", s->orig.allowed,
+		     s->orig.preferred);
+	return write_file_atomic(path, buf, (size_t)n);
+}
+
+static void orig_remove(const struct sysctl_ratio *s)
+{
+	char path[PATH_MAX];
+
+	orig_path(s, path, sizeof(path));
+	unlink(path);
+}
+
+int sysctl_init(struct sysctl_ratio *s, const struct roots *roots,
+		bool dry_run, bool persist)
+{
+	struct ratio saved;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	s->roots = roots;
+	s->dry_run = dry_run;
+	s->persist = persist && !dry_run;
+	r = sysctl_read_ratio(roots, &s->cur);
+	if (r < 0)
+		return r;
+	s->have = true;
+	s->orig = s->cur;
+	if (!s->persist)
+		return 0;
+	r = orig_load(s, &saved);
+	if (r == 0) {
+		/* A predecessor died without restoring: its start value. */
+		s->orig = saved;
+		s->owned = !ratio_eq(saved, s->cur);
+		if (s->owned)
+			log_info("sched ratio %u:%u was left by an earlier "
+				 "softaffd; the one found before it, %u:%u, "
+				 "is restored on stop",
+				 s->cur.allowed, s->cur.preferred,
+				 saved.allowed, saved.preferred);
+		return 0;
+	}
+	r = orig_save(s);
+	if (r < 0)
+		log_warn("cannot save the sched ratio to %s/%s (%s): a "
+			 "restart after a crash cannot restore it",
+			 roots->run, SYSCTL_ORIG_FILE, strerror(-r));
+	return 0;
+}
+
+bool sysctl_check(struct sysctl_ratio *s)
+{
+	struct ratio now;
+
+	if (!s->have || s->paused || s->dry_run)
+		return s->paused;
+	if (sysctl_read_ratio(s->roots, &now) < 0 || ratio_eq(now, s->cur))
+		return false;
+	log_notice("sched_allowed:sched_preferred changed from %u:%u to "
+		   "%u:%u by someone else; softaffd leaves the ratio alone "
+		   "until SIGUSR1 (systemctl kill -s USR1 softaffd) or a "
+		   "reload",
+		   s->cur.allowed, s->cur.preferred, now.allowed,
+		   now.preferred);
+	s->cur = now;
+	s->paused = true;
+	s->owned = false;
+	return true;
+}
+
+void sysctl_resume(struct sysctl_ratio *s)
+{
+	struct ratio now;
+
+	if (!s->have || !s->paused)
+		return;
+	if (sysctl_read_ratio(s->roots, &now) == 0)
+		s->cur = now;
+	s->paused = false;
+	log_info("sched ratio changes resumed from %u:%u", s->cur.allowed,
+		 s->cur.preferred);
+}
+
+static int write_ratio(struct sysctl_ratio *s, struct ratio next)
+{
+	struct ratio cur = s->cur;
+	bool allowed_first = ctl_write_allowed_first(cur, next);
+	int r = 0;
+
+	if (allowed_first && cur.allowed != next.allowed)
+		r = write_one(s->roots, "sched_allowed", next.allowed);
+	if (!r && cur.preferred != next.preferred)
+		r = write_one(s->roots, "sched_preferred", next.preferred);
+	if (!r && !allowed_first && cur.allowed != next.allowed)
+		r = write_one(s->roots, "sched_allowed", next.allowed);
+	return r;
+}
+
+int sysctl_set(struct sysctl_ratio *s, struct ratio next, const char *reason)
+{
+	int r;
+
+	if (!s->have)
+		return -ENOENT;
+	if (sysctl_check(s))
+		return -EBUSY;
+	if (ratio_eq(s->cur, next))
+		return 0;
+	log_notice("%ssched_allowed:sched_preferred %u:%u -> %u:%u (%s)",
+		   s->dry_run ? "dry-run: would set " : "", s->cur.allowed,
+		   s->cur.preferred, next.allowed, next.preferred, reason);
+	s->changes++;
+	if (s->dry_run) {
+		s->cur = next;
+		return 0;
+	}
+	r = write_ratio(s, next);
+	if (r < 0) {
+		log_err("cannot set sched_allowed/sched_preferred: %s",
+			strerror(-r));
+		/* Re-read so the next attempt starts from the truth. */
+		sysctl_read_ratio(s->roots, &s->cur);
+		return r;
+	}
+	s->cur = next;
+	s->owned = true;
+	return 0;
+}
+
+void sysctl_restore(struct sysctl_ratio *s)
+{
+	if (!s->have || s->dry_run)
+		return;
+	if (!sysctl_check(s) && s->owned && !ratio_eq(s->cur, s->orig))
+		sysctl_set(s, s->orig, "restoring value found at start");
+	else if (s->paused)
+		log_info("sched ratio changed by someone else, left at %u:%u",
+			 s->cur.allowed, s->cur.preferred);
+}
+
+void sysctl_done(struct sysctl_ratio *s)
+{
+	if (s->persist)
+		orig_remove(s);
+}
