@@ -204,17 +204,24 @@ static int parse_list(const char *s, uint64_t *mask)
 	return 0;
 }
 
+/* /proc/PID/task/TID/FILE for tid > 0, else /proc/PID/FILE */
+static const char *soft_path(char *path, size_t len, pid_t pid, pid_t tid,
+			     const char *file)
+{
+	if (tid > 0)
+		snprintf(path, len, "/proc/%d/task/%d/%s", pid, tid, file);
+	else
+		snprintf(path, len, "/proc/%d/%s", pid, file);
+	return path;
+}
+
 /* The preferred mask of a task, from soft_affinity (tid <= 0: the pid file). */
 static int get_soft(pid_t pid, pid_t tid, uint64_t *mask)
 {
 	char path[96], buf[256];
 	int err;
 
-	if (tid > 0)
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/soft_affinity",
-			 pid, tid);
-	else
-		snprintf(path, sizeof(path), "/proc/%d/soft_affinity", pid);
+	soft_path(path, sizeof(path), pid, tid, "soft_affinity");
 	err = read_str(path, buf, sizeof(buf));
 	if (err)
 		return err;
@@ -226,12 +233,7 @@ static int get_soft_list(pid_t pid, pid_t tid, uint64_t *mask)
 	char path[96], buf[256];
 	int err;
 
-	if (tid > 0)
-		snprintf(path, sizeof(path),
-			 "/proc/%d/task/%d/soft_affinity_list", pid, tid);
-	else
-		snprintf(path, sizeof(path), "/proc/%d/soft_affinity_list",
-			 pid);
+	soft_path(path, sizeof(path), pid, tid, "soft_affinity_list");
 	err = read_str(path, buf, sizeof(buf));
 	if (err)
 		return err;
@@ -251,11 +253,7 @@ static int set_soft(pid_t pid, pid_t tid, const char *s)
 {
 	char path[96];
 
-	if (tid > 0)
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/soft_affinity",
-			 pid, tid);
-	else
-		snprintf(path, sizeof(path), "/proc/%d/soft_affinity", pid);
+	soft_path(path, sizeof(path), pid, tid, "soft_affinity");
 	return write_str(path, s);
 }
 
@@ -263,12 +261,7 @@ static int set_soft_list(pid_t pid, pid_t tid, const char *s)
 {
 	char path[96];
 
-	if (tid > 0)
-		snprintf(path, sizeof(path),
-			 "/proc/%d/task/%d/soft_affinity_list", pid, tid);
-	else
-		snprintf(path, sizeof(path), "/proc/%d/soft_affinity_list",
-			 pid);
+	soft_path(path, sizeof(path), pid, tid, "soft_affinity_list");
 	return write_str(path, s);
 }
 
@@ -372,12 +365,7 @@ static int get_ratio(pid_t pid, pid_t tid, char *out, size_t len)
 {
 	char path[96];
 
-	if (tid > 0)
-		snprintf(path, sizeof(path),
-			 "/proc/%d/task/%d/soft_affinity_ratio", pid, tid);
-	else
-		snprintf(path, sizeof(path), "/proc/%d/soft_affinity_ratio",
-			 pid);
+	soft_path(path, sizeof(path), pid, tid, "soft_affinity_ratio");
 	return read_str(path, out, len);
 }
 
@@ -385,12 +373,7 @@ static int set_ratio(pid_t pid, pid_t tid, const char *s)
 {
 	char path[96];
 
-	if (tid > 0)
-		snprintf(path, sizeof(path),
-			 "/proc/%d/task/%d/soft_affinity_ratio", pid, tid);
-	else
-		snprintf(path, sizeof(path), "/proc/%d/soft_affinity_ratio",
-			 pid);
+	soft_path(path, sizeof(path), pid, tid, "soft_affinity_ratio");
 	return write_str(path, s);
 }
 

@@ -808,6 +808,29 @@ static int cg_read_ratio(const char *dir, char *out, size_t len)
  * these files of @dir.  What @dir now has goes to *pref / *ra:*rp (ra 0:
  * "default").  Returns 0 or -1 (violation).
  */
+/*
+ * Write @val to a cgroup preference file and count it; a valid value must be
+ * taken and an invalid one refused with EINVAL.  Returns nonzero on a
+ * violation; *@err is the write's result.
+ */
+static int cg_pref_write(const char *path, const char *val, bool valid,
+			 int *err)
+{
+	*err = write_file(path, val, strlen(val));
+	count(*err ? C_cgpref_writes_einval : C_cgpref_writes_ok);
+	if (valid && *err) {
+		violation("%s: valid \"%s\" refused: %s", path, val,
+			  strerror(-*err));
+		return -1;
+	}
+	if (!valid && *err != -EINVAL) {
+		violation("%s: invalid \"%s\": %s, not EINVAL", path, val,
+			  *err ? strerror(-*err) : "accepted");
+		return -1;
+	}
+	return 0;
+}
+
 static int cg_pref_edit(uint64_t *s, const char *dir, uint64_t *pref,
 			unsigned int *ra, unsigned int *rp)
 {
@@ -833,18 +856,8 @@ static int cg_pref_edit(uint64_t *s, const char *dir, uint64_t *pref,
 				 bad[rndn(s, sizeof(bad) / sizeof(*bad))]);
 		valid = r < 42;
 		snprintf(path, sizeof(path), "%s/cpuset.cpus.preferred", dir);
-		err = write_file(path, val, strlen(val));
-		count(err ? C_cgpref_writes_einval : C_cgpref_writes_ok);
-		if (valid && err) {
-			violation("%s: valid \"%s\" refused: %s", path, val,
-				  strerror(-err));
+		if (cg_pref_write(path, val, valid, &err))
 			return -1;
-		}
-		if (!valid && err != -EINVAL) {
-			violation("%s: invalid \"%s\": %s, not EINVAL", path, val,
-				  err ? strerror(-err) : "accepted");
-			return -1;
-		}
 		if (!err)
 			*pref = m;
 		if (cg_read_pref(dir, &got) || got != *pref) {
@@ -863,18 +876,8 @@ static int cg_pref_edit(uint64_t *s, const char *dir, uint64_t *pref,
 		char want[32];
 
 		snprintf(path, sizeof(path), "%s/cpuset.cpus.preferred.ratio", dir);
-		err = write_file(path, val, strlen(val));
-		count(err ? C_cgpref_writes_einval : C_cgpref_writes_ok);
-		if (valid && err) {
-			violation("%s: valid \"%s\" refused: %s", path, val,
-				  strerror(-err));
+		if (cg_pref_write(path, val, valid, &err))
 			return -1;
-		}
-		if (!valid && err != -EINVAL) {
-			violation("%s: invalid \"%s\": %s, not EINVAL", path, val,
-				  err ? strerror(-err) : "accepted");
-			return -1;
-		}
 		if (!err) {
 			*ra = a;
 			*rp = p;
