@@ -309,6 +309,7 @@ on3=/sys/devices/system/cpu/cpu3/online
 if [[ -w $on3 ]]; then
 	sleep 1000 &
 	hp=$!
+	disown $hp # no "Killed" from bash when the cleanup kills it
 	pids+=("$hp")
 	write 3 /proc/$hp/soft_affinity_list >/dev/null
 	write 2-3 $base/b/cpuset.cpus.preferred >/dev/null
@@ -341,6 +342,7 @@ fi
 echo "# [$SECONDS s] 5. permission checks judge the opener"
 sleep 1000 &
 tgt=$!
+disown $tgt
 pids+=("$tgt")
 write 0-1 /proc/$tgt/soft_affinity_list >/dev/null
 out=$(softaff_pref fcred $tgt)

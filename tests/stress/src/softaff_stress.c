@@ -804,7 +804,9 @@ static int cg_read_ratio(const char *dir, char *out, size_t len)
 /*
  * One random write to @dir's cpuset.cpus.preferred or .ratio, valid or
  * not, with its result checked: a valid value is taken and reads back, an
- * invalid one gets EINVAL and changes nothing.  Only the caller writes
+ * invalid one gets EINVAL and changes nothing, a blank line clears the
+ * value and a 0-byte write is taken and changes nothing (kernfs does not
+ * pass it on).  Only the caller writes
  * these files of @dir.  What @dir now has goes to *pref / *ra:*rp (ra 0:
  * "default").  Returns 0 or -1 (violation).
  */
@@ -848,13 +850,17 @@ static int cg_pref_edit(uint64_t *s, const char *dir, uint64_t *pref,
 		if (r < 35)
 			fmt_list(m = random_cpus(s), val, sizeof(val));
 		else if (r < 42)
-			snprintf(val, sizeof(val), "%s", rndn(s, 2) ? "\n" : "");
-		else if (r < 48)
+			snprintf(val, sizeof(val), "%s", rndn(s, 2) ? "\n" : " \n");
+		else if (r < 45) {
+			/* 0 bytes: kernfs takes it and changes nothing */
+			val[0] = '\0';
+			m = *pref;
+		} else if (r < 48)
 			snprintf(val, sizeof(val), "%d", ncpus + (int)rndn(s, 60));
 		else
 			snprintf(val, sizeof(val), "%s",
 				 bad[rndn(s, sizeof(bad) / sizeof(*bad))]);
-		valid = r < 42;
+		valid = r < 45;
 		snprintf(path, sizeof(path), "%s/cpuset.cpus.preferred", dir);
 		if (cg_pref_write(path, val, valid, &err))
 			return -1;
@@ -875,6 +881,12 @@ static int cg_pref_edit(uint64_t *s, const char *dir, uint64_t *pref,
 		bool valid = make_ratio(s, val, sizeof(val), &a, &p);
 		char want[32];
 
+		if (!val[0]) {
+			/* 0 bytes: kernfs takes it and changes nothing */
+			valid = true;
+			a = *ra;
+			p = *rp;
+		}
 		snprintf(path, sizeof(path), "%s/cpuset.cpus.preferred.ratio", dir);
 		if (cg_pref_write(path, val, valid, &err))
 			return -1;
