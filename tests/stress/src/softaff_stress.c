@@ -266,12 +266,20 @@ struct view {
  *   Cpus_allowed_list:	0-3
  *   Cpus_preferred_list:	0-1
  */
-static int read_status(pid_t pid, pid_t tid, struct view *v)
+/* /proc/PID/task/TID/status into @buf (STATUS_MAX bytes) */
+static int read_task_status(pid_t pid, pid_t tid, char *buf)
 {
-	char path[64], buf[STATUS_MAX], *p;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
-	if (read_file(path, buf, sizeof(buf)) < 0)
+	return read_file(path, buf, STATUS_MAX) < 0 ? -1 : 0;
+}
+
+static int read_status(pid_t pid, pid_t tid, struct view *v)
+{
+	char buf[STATUS_MAX], *p;
+
+	if (read_task_status(pid, tid, buf))
 		return -1;
 	p = strstr(buf, "\nState:\t");
 	if (!p)
@@ -1716,10 +1724,9 @@ struct cgmodel {
 
 static int read_source(pid_t pid, pid_t tid, char *out, size_t len)
 {
-	char path[64], buf[STATUS_MAX], *p;
+	char buf[STATUS_MAX], *p;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
-	if (read_file(path, buf, sizeof(buf)) < 0)
+	if (read_task_status(pid, tid, buf))
 		return -1;
 	p = strstr(buf, "\nCpus_preferred_source:\t");
 	if (!p)
