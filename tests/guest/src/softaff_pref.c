@@ -431,6 +431,19 @@ static int opened_by_nobody_written_by_root(const char *fmt, pid_t target,
 	return err;
 }
 
+/* The parent's side of a writer child: the errno it sent through @pfd. */
+static int child_errno(int pfd[2], pid_t pid)
+{
+	int err, status;
+
+	close(pfd[1]);
+	if (read(pfd[0], &err, sizeof(err)) != sizeof(err))
+		err = -1004;
+	close(pfd[0]);
+	waitpid(pid, &status, 0);
+	return err;
+}
+
 /*
  * A process opens @path while its effective uid is nobody (its saved uid
  * still root), regains root, and writes: as an fd inherited across a
@@ -438,7 +451,7 @@ static int opened_by_nobody_written_by_root(const char *fmt, pid_t target,
  */
 static int opened_as_nobody_then_root(const char *path, const char *val)
 {
-	int pfd[2], status, err = -1003;
+	int pfd[2];
 	pid_t pid;
 
 	if (pipe(pfd))
@@ -464,18 +477,13 @@ static int opened_as_nobody_then_root(const char *path, const char *val)
 			_exit(5);
 		_exit(0);
 	}
-	close(pfd[1]);
-	if (read(pfd[0], &err, sizeof(err)) != sizeof(err))
-		err = -1004;
-	close(pfd[0]);
-	waitpid(pid, &status, 0);
-	return err;
+	return child_errno(pfd, pid);
 }
 
 /* Root opens @path and passes the fd to a child that becomes nobody and writes. */
 static int opened_by_root_written_by_nobody(const char *path, const char *val)
 {
-	int pfd[2], status, err = -1003, fd = open(path, O_WRONLY);
+	int pfd[2], fd = open(path, O_WRONLY);
 	pid_t pid;
 
 	if (fd < 0)
@@ -495,12 +503,7 @@ static int opened_by_root_written_by_nobody(const char *path, const char *val)
 		_exit(0);
 	}
 	close(fd);
-	close(pfd[1]);
-	if (read(pfd[0], &err, sizeof(err)) != sizeof(err))
-		err = -1004;
-	close(pfd[0]);
-	waitpid(pid, &status, 0);
-	return err;
+	return child_errno(pfd, pid);
 }
 
 static int mode_fcred(pid_t target)
