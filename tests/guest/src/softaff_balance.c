@@ -17,6 +17,12 @@
  *	N workers with soft affinity LIST while short-lived threads without
  *	any affinity are created and exit continuously; reports the workers'
  *	share of samples in LIST.
+ *   softaff_balance bounce  -S LIST -x LIST [-w N] [-t SECONDS] [-N]
+ *	N workers with soft affinity -S (none with -N) start hard-pinned to
+ *	it and are then free to run anywhere, beside one hog hard-pinned to
+ *	each CPU of -x; after a second of settling, counts for SECONDS the
+ *	work (loop iterations) of everyone, the measure of throughput, and
+ *	prints the workers' TIDs for the tracepoint's records.
  *
  * Every mode ends with the workers' summed schedstats from
  * /proc/thread-self/sched (kernel.sched_schedstats=1) as key=value pairs.
@@ -53,6 +59,8 @@ struct worker {
 	atomic_int cpu;
 	atomic_bool stop;
 	atomic_bool pinned;	/* hard-pinned to the preferred set for now */
+	atomic_long work;	/* loop iterations, for the bounce mode */
+	pid_t tid;
 	double stats[NSTATS];
 };
 
@@ -60,6 +68,8 @@ static const char *soft_list;
 static cpu_set_t soft_set;
 static int nworkers = 2, seconds = 4, ntrials = 20, timeout_ms = 2000;
 static int churn_per_s = 500;
+static const char *hog_list;
+static bool no_soft;
 static struct worker workers[MAX_WORKERS];
 static cpu_set_t all_cpus;
 static atomic_bool unpin;
@@ -114,7 +124,9 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	volatile unsigned long spin;
 
-	set_soft_self();
+	w->tid = (pid_t)syscall(SYS_gettid);
+	if (!no_soft)
+		set_soft_self();
 	/* The preference is kept as a request while the hard mask equals it. */
 	if (atomic_load(&w->pinned) && sched_setaffinity(0, sizeof(soft_set), &soft_set))
 		die("sched_setaffinity (pin)");
@@ -127,6 +139,7 @@ static void *worker_main(void *arg)
 		atomic_store_explicit(&w->cpu, sched_getcpu(), memory_order_relaxed);
 		for (spin = 0; spin < 2000; spin++)
 			;
+		atomic_fetch_add_explicit(&w->work, 1, memory_order_relaxed);
 	}
 	read_schedstats(w->stats);
 	return NULL;
@@ -372,6 +385,85 @@ static int mode_spill(void)
 	return in + out ? 0 : 1;
 }
 
+/* A hog hard-pinned to one CPU that counts its work as the workers do. */
+struct counting_hog {
+	pthread_t thread;
+	int cpu;
+	atomic_long work;
+};
+
+static void *counting_hog_main(void *arg)
+{
+	struct counting_hog *h = arg;
+	volatile unsigned long spin;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(h->cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity (hog)");
+	while (!atomic_load_explicit(&hogs_stop, memory_order_relaxed)) {
+		for (spin = 0; spin < 2000; spin++)
+			;
+		atomic_fetch_add_explicit(&h->work, 1, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+static long sum_work(struct counting_hog *hogs, int nhogs, long *hog_work)
+{
+	long total = 0;
+	int i;
+
+	*hog_work = 0;
+	for (i = 0; i < nhogs; i++)
+		*hog_work += atomic_load(&hogs[i].work);
+	for (i = 0; i < nworkers; i++)
+		total += atomic_load(&workers[i].work);
+	return total + *hog_work;
+}
+
+static int mode_bounce(void)
+{
+	static struct counting_hog hogs[MAX_CPUS];
+	long total0, total1, hog0, hog1;
+	cpu_set_t hog_set;
+	int cpu, nhogs = 0, i;
+
+	if (!hog_list || softaff_parse_cpulist(hog_list, &hog_set)) {
+		fprintf(stderr, "softaff_balance: bounce needs -x CPULIST\n");
+		return 2;
+	}
+	atomic_store(&hogs_stop, false);
+	for (cpu = 0; cpu < MAX_CPUS; cpu++) {
+		if (!CPU_ISSET(cpu, &hog_set))
+			continue;
+		hogs[nhogs].cpu = cpu;
+		if (pthread_create(&hogs[nhogs].thread, NULL, counting_hog_main, &hogs[nhogs]))
+			die("pthread_create (hog)");
+		nhogs++;
+	}
+	start_workers(nworkers, true);
+	sleep_ms(200);
+	atomic_store(&unpin, true);
+	sleep_ms(1000);
+	total0 = sum_work(hogs, nhogs, &hog0);
+	sleep_ms(seconds * 1000.0);
+	total1 = sum_work(hogs, nhogs, &hog1);
+	atomic_store(&hogs_stop, true);
+	for (i = 0; i < nhogs; i++)
+		pthread_join(hogs[i].thread, NULL);
+	stop_workers(nworkers);
+	printf("work_total=%ld work_hogs=%ld work_workers=%ld seconds=%d\n", total1 - total0,
+	       hog1 - hog0, (total1 - total0) - (hog1 - hog0), seconds);
+	printf("tids=");
+	for (i = 0; i < nworkers; i++)
+		printf("%s%d", i ? "," : "", (int)workers[i].tid);
+	printf("\n");
+	print_stats();
+	return total1 > total0 ? 0 : 1;
+}
+
 static int mode_respect(void)
 {
 	pthread_t churner;
@@ -397,12 +489,12 @@ int main(int argc, char **argv)
 	int opt;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: softaff_balance return|spill|respect -S LIST [options]\n");
+		fprintf(stderr, "usage: softaff_balance return|spill|respect|bounce -S LIST [options]\n");
 		return 2;
 	}
 	mode = argv[1];
 	optind = 2;
-	while ((opt = getopt(argc, argv, "S:w:t:n:T:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "S:w:t:n:T:c:x:N")) != -1) {
 		switch (opt) {
 		case 'S': soft_list = optarg; break;
 		case 'w': nworkers = atoi(optarg); break;
@@ -410,6 +502,8 @@ int main(int argc, char **argv)
 		case 'n': ntrials = atoi(optarg); break;
 		case 'T': timeout_ms = atoi(optarg); break;
 		case 'c': churn_per_s = atoi(optarg); break;
+		case 'x': hog_list = optarg; break;
+		case 'N': no_soft = true; break;
 		default:
 			fprintf(stderr, "softaff_balance: see the comment at the top of softaff_balance.c\n");
 			return 2;
@@ -433,6 +527,8 @@ int main(int argc, char **argv)
 		return mode_spill();
 	if (!strcmp(mode, "respect"))
 		return mode_respect();
+	if (!strcmp(mode, "bounce"))
+		return mode_bounce();
 	fprintf(stderr, "softaff_balance: unknown mode %s\n", mode);
 	return 2;
 }
