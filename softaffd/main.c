@@ -165,8 +165,13 @@ int main(int argc, char **argv)
 			log_err("%s", err);
 		else
 			config_dump(cfg, stdout);
-		if (!r)
-			fprintf(stderr, "%s: configuration OK\n", o.d.config);
+		if (!r) {
+			fprintf(stderr, "%s: configuration OK", o.d.config);
+			for (unsigned int i = 1; i < cfg->nfiles; i++)
+				fprintf(stderr, "%s%s", i == 1 ? ", with " : ", ",
+					cfg->files[i]);
+			fprintf(stderr, "\n");
+		}
 		config_free(cfg);
 		free(topo);
 		return r < 0 ? 1 : 0;

@@ -2,6 +2,7 @@
 #ifndef SOFTAFF_RULES_H
 #define SOFTAFF_RULES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -54,5 +55,13 @@ int rules_match_from(const struct config *c, struct proc_attrs *a,
 int rules_match(const struct config *c, const struct proc_attrs *a);
 /* "/a/b" is a prefix of "/a/b" and "/a/b/c", not of "/a/bc". */
 bool cgroup_has_prefix(const char *path, const char *prefix);
+/*
+ * Pure: the systemd unit a cgroup v2 path belongs to ("/system.slice/
+ * pg@14.service/x" -> "pg@14.service") into ret; -ENOENT when it is in
+ * no unit (a bare slice, the root), -ENAMETOOLONG.
+ */
+int rules_unit_of(const char *cgroup, char *ret, size_t size);
+/* The same, but the unit's cgroup: "/system.slice/pg@14.service". */
+int rules_unit_cgroup(const char *cgroup, char *ret, size_t size);
 
 #endif

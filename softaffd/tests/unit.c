@@ -549,6 +549,72 @@ static void test_rules(void)
 	config_free(c);
 }
 
+static void test_unit_key(void)
+{
+	static const struct {
+		const char *cgroup, *unit; /* NULL: in no unit */
+	} cases[] = {
+		{"/system.slice/postgresql@14-main.service",
+		 "postgresql@14-main.service"},
+		{"/system.slice/x.service/worker/a", "x.service"},
+		{"/user.slice/user-1000.slice/user@1000.service/app.slice/"
+		 "v.scope",
+		 "user@1000.service"},
+		{"/user.slice/user-1000.slice/session-2.scope",
+		 "session-2.scope"},
+		{"/init.scope", "init.scope"},
+		{"/a.slice/b-c.slice/run-u7.service", "run-u7.service"},
+		{"/system.slice", NULL},
+		{"/", NULL},
+		{"", NULL},
+		/* Not a unit under the slices: made by hand, no unit. */
+		{"/system.slice/mygroup/x.service", NULL},
+		{"/.service", NULL},
+	};
+	char unit[64], err[512];
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		int r = rules_unit_of(cases[i].cgroup, unit, sizeof(unit));
+
+		if (cases[i].unit) {
+			CHECK(r == 0);
+			CHECK_STR(r == 0 ? unit : NULL, cases[i].unit);
+		} else {
+			CHECK(r == -ENOENT);
+		}
+	}
+	CHECK(rules_unit_of("/s.slice/a-very-long-name-that-does-not-fit-"
+			    "in-64-bytes-at-all-really.service",
+			    unit, sizeof(unit)) == -ENAMETOOLONG);
+
+	struct config *c = load(
+		"rules = (\n"
+		" { name = \"pg\"; unit = \"postgresql@*.service\"; cpus = \"0\"; },\n"
+		" { name = \"both\"; cgroup = \"/system.slice\"; unit = \"x.service\";"
+		" cpus = \"1\"; }\n"
+		");\n",
+		err, sizeof(err));
+	struct proc_attrs a = {0};
+
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	a.cgroup = "/system.slice/postgresql@14-main.service";
+	CHECK(rules_match(c, &a) == 0);
+	/* The comm a process gives itself does not matter. */
+	a.comm = "postgres";
+	CHECK(rules_match(c, &a) == 0);
+	a.cgroup = "/system.slice/postgresql.service";
+	CHECK(rules_match(c, &a) == -1);
+	a.cgroup = "/system.slice/x.service/sub";
+	CHECK(rules_match(c, &a) == 1);
+	/* Both keys must match: the unit, but under another slice. */
+	a.cgroup = "/user.slice/x.service";
+	CHECK(rules_match(c, &a) == -1);
+	CHECK((c->rules[0].needs & ~NEED_CGROUP) == 0);
+	config_free(c);
+}
+
 static void test_config_errors(void)
 {
 	static const struct {
@@ -587,7 +653,7 @@ static void test_config_errors(void)
 		 "t.conf:1: unknown user 'no-such-user-xyz'"},
 		{"rules = ( { cpus = \"0\"; } );\n",
 		 "t.conf:1: rule 'rule-1' has no match key (comm, exe, "
-		 "cmdline, user or cgroup)"},
+		 "cmdline, user, cgroup or unit)"},
 		{"rules = ( { comm = \"x\"; cpus = \"9-12\"; } );\n",
 		 "t.conf:1: empty target: none of CPUs \"9-12\" exists"},
 		{"rules = ( { cmdline = \"a+++++++++++++++\"; cpus = \"0\"; } );\n",
@@ -677,7 +743,7 @@ static void test_config_ok(void)
 
 	/* Defaults. */
 	c = load("", err, sizeof(err));
-	CHECK(c && c->mode == RATIO_ADAPTIVE && c->restore_on_exit &&
+	CHECK(c && c->mode == RATIO_OFF && c->restore_on_exit &&
 	      c->nrules == 0 && c->hardest.allowed == 100 &&
 	      c->softest.allowed == 5 && c->softest.preferred == 4);
 	config_free(c);
@@ -1989,6 +2055,7 @@ static void test_status_format(void)
 {
 	char err[512], line[256], path[PATH_MAX], run[PATH_MAX];
 	struct config *c = load(
+		"ratio = { mode = \"adaptive\"; };\n"
 		"rules = ( { name = \"a\"; comm = \"a\"; cpus = \"0\"; },\n"
 		"          { name = \"b\"; comm = \"b\"; nodes = [1]; } );\n",
 		err, sizeof(err));
@@ -2093,6 +2160,68 @@ static void test_config_files(void)
 	}
 }
 
+static void test_config_dropins(void)
+{
+	char path[PATH_MAX], dir[PATH_MAX], f[PATH_MAX], err[512];
+	struct config *c = NULL;
+
+	fixture_reset();
+	snprintf(path, sizeof(path), "%s/d.conf", tmp);
+	CHECK(config_dropin_dir(path, dir, sizeof(dir)) == 0);
+	snprintf(f, sizeof(f), "%s/d.d", tmp);
+	CHECK_STR(dir, f);
+	CHECK(config_dropin_dir("/etc/x", f, sizeof(f)) == 0);
+	CHECK_STR(f, "/etc/x.d");
+	CHECK(config_dropin_dir("/etc/softaffd.conf", f, 8) == -ENAMETOOLONG);
+	put(path, "rules = ( { name = \"m\"; comm = \"m\"; cpus = \"0\"; } );\n");
+	chmod(path, 0644);
+	/* No directory: no drop-ins. */
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == 0);
+	CHECK(c && c->nrules == 1 && c->nfiles == 1);
+	config_free(c);
+	c = NULL;
+	CHECK(mkdir(dir, 0755) == 0);
+	snprintf(f, sizeof(f), "%s/b.conf", dir);
+	put(f, "rules = ( { name = \"b\"; comm = \"b\"; cpus = \"1\"; } );\n");
+	chmod(f, 0644);
+	snprintf(f, sizeof(f), "%s/a.conf", dir);
+	put(f, "rules = ( { name = \"a\"; comm = \"a\"; cpus = \"1\"; } );\n");
+	chmod(f, 0644);
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == 0);
+	CHECK(c && c->nrules == 3 && c->nfiles == 3);
+	if (c && c->nrules == 3) {
+		CHECK_STR(c->rules[1].name, "a");
+		CHECK_STR(c->rules[1].file, f);
+		CHECK_STR(c->rules[2].name, "b");
+	}
+	config_free(c);
+	c = NULL;
+	/* A drop-in others can write is refused like the main file. */
+	chmod(f, 0664);
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == -EPERM);
+	CHECK(strstr(err, "a.conf: writable by group or others"));
+	chmod(f, 0644);
+	/* So is a directory where others could add one. */
+	chmod(dir, 0777);
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == -EPERM);
+	CHECK(strstr(err, "d.d: writable by group or others (mode 0777)"));
+	chmod(dir, 0755);
+	/* The same name in two files names both places. */
+	put(f, "rules = ( { name = \"b\"; comm = \"a\"; cpus = \"1\"; } );\n");
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == -EINVAL);
+	CHECK(strstr(err, "b.conf:1: duplicate rule name 'b' (first at "));
+	CHECK(strstr(err, "a.conf:1)"));
+	CHECK(c == NULL);
+	unlink(f);
+	snprintf(f, sizeof(f), "%s/b.conf", dir);
+	unlink(f);
+	rmdir(dir);
+	/* A file where the directory should be is an error, not ignored. */
+	put(dir, "x\n");
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) < 0);
+	unlink(dir);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -2114,6 +2243,7 @@ int main(void)
 	RUN(test_status_parser, "status, cgroup, cmdline parsers");
 	RUN(test_topology, "node topology from a fake sys root");
 	RUN(test_rules, "rule matching: comm, exe, cmdline, user, cgroup");
+	RUN(test_unit_key, "unit key: the unit of a cgroup path, matching");
 	RUN(test_config_errors, "config errors carry file:line");
 	RUN(test_config_ok, "config values and defaults");
 	RUN(test_affinity, "apply/skip/error classification, restore");
@@ -2139,6 +2269,7 @@ int main(void)
 	RUN(test_sysctl, "ratio actuator: saved original, sysctl -w pauses");
 	RUN(test_status_format, "status as a pure function, written on change");
 	RUN(test_config_files, "config file type, owner and mode; caps");
+	RUN(test_config_dropins, "drop-ins: order, trust, duplicates");
 
 	nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 	return t_failed_checks ? 1 : 0;
