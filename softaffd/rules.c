@@ -86,6 +86,22 @@ int rules_unit_cgroup(const char *cgroup, char *ret, size_t size)
 	return r < 0 ? r : copy_out(cgroup, at + n, ret, size);
 }
 
+int rules_cgroup_target(const struct rule *r, const char *cgroup, char *ret,
+			size_t size)
+{
+	size_t n = r->cgroup ? strlen(r->cgroup) : 0;
+	int err = -ENOENT;
+
+	if (r->unit)
+		err = rules_unit_cgroup(cgroup, ret, size);
+	while (n > 1 && r->cgroup[n - 1] == '/')
+		n--;
+	/* Both keys match the process: the deeper cgroup is the narrower. */
+	if (r->cgroup && (err < 0 || n > strlen(ret)))
+		err = copy_out(r->cgroup, n, ret, size);
+	return err;
+}
+
 static bool unit_ok(const struct rule *r, const char *cgroup)
 {
 	char unit[256];

@@ -63,5 +63,12 @@ bool cgroup_has_prefix(const char *path, const char *prefix);
 int rules_unit_of(const char *cgroup, char *ret, size_t size);
 /* The same, but the unit's cgroup: "/system.slice/pg@14.service". */
 int rules_unit_cgroup(const char *cgroup, char *ret, size_t size);
+/*
+ * Pure: the cgroup a rule that matches on cgroup and unit only acts on,
+ * for a process in cgroup: its unit's cgroup, or the rule's cgroup
+ * prefix, whichever is deeper.  0, -ENOENT, -ENAMETOOLONG.
+ */
+int rules_cgroup_target(const struct rule *r, const char *cgroup, char *ret,
+			size_t size);
 
 #endif

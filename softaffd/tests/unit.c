@@ -23,6 +23,7 @@
 #include "notify.h"
 #include "procconn.h"
 #include "procfs.h"
+#include "rulectl.h"
 #include "rules.h"
 #include "sampler.h"
 #include "caps.h"
@@ -174,6 +175,7 @@ static const char *soft_of(int pid, int tid)
 
 static int fake_err;	/* next writes fail with this */
 static int fake_writes; /* attempted writes */
+static const char *fake_fail_on; /* writes to paths with this fail EINVAL */
 
 static int fake_write(int dfd, const char *path, const char *data, size_t len)
 {
@@ -183,6 +185,8 @@ static int fake_write(int dfd, const char *path, const char *data, size_t len)
 	fake_writes++;
 	if (fake_err)
 		return fake_err;
+	if (fake_fail_on && strstr(path, fake_fail_on))
+		return -EINVAL;
 	/* procfs ignores the offset; a plain file must be truncated. */
 	fd = openat(dfd, path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
@@ -238,6 +242,7 @@ static void fake_fixture(void)
 	aff_write = fake_write;
 	fake_err = 0;
 	fake_writes = 0;
+	fake_fail_on = NULL;
 }
 
 /* ---- tests ---- */
@@ -612,6 +617,21 @@ static void test_unit_key(void)
 	a.cgroup = "/user.slice/x.service";
 	CHECK(rules_match(c, &a) == -1);
 	CHECK((c->rules[0].needs & ~NEED_CGROUP) == 0);
+	/* The cgroup a cgroup-and-unit rule writes: the deeper one. */
+	CHECK(rules_cgroup_target(&c->rules[0],
+				  "/system.slice/postgresql@1.service/sub",
+				  unit, sizeof(unit)) == 0);
+	CHECK_STR(unit, "/system.slice/postgresql@1.service");
+	CHECK(rules_cgroup_target(&c->rules[1], "/system.slice/x.service/a",
+				  unit, sizeof(unit)) == 0);
+	CHECK_STR(unit, "/system.slice/x.service");
+	free(c->rules[1].cgroup);
+	c->rules[1].cgroup = strdup("/system.slice/x.service/a/");
+	CHECK(rules_cgroup_target(&c->rules[1], "/system.slice/x.service/a/b",
+				  unit, sizeof(unit)) == 0);
+	CHECK_STR(unit, "/system.slice/x.service/a");
+	CHECK(rules_cgroup_target(&c->rules[0], "/system.slice", unit,
+				  sizeof(unit)) == -ENOENT);
 	config_free(c);
 }
 
@@ -2222,6 +2242,314 @@ static void test_config_dropins(void)
 	unlink(dir);
 }
 
+static void test_ratio_decide(void)
+{
+	static const struct {
+		struct ratio cur;
+		bool own;
+		struct ratio ours, want; /* want {0, 0}: restore */
+		enum aff_result res;
+	} cases[] = {
+		/* First apply: the default, or anything, is taken over. */
+		{{100, 1}, false, {0, 0}, {20, 1}, AFF_WRITTEN},
+		{{7, 1}, true, {0, 0}, {20, 1}, AFF_WRITTEN},
+		{{20, 1}, true, {0, 0}, {20, 1}, AFF_UNCHANGED},
+		/* A cgroup's ratio is inherited, not the process's own. */
+		{{20, 1}, false, {0, 0}, {20, 1}, AFF_WRITTEN},
+		/* Ours still there: the controller moves it. */
+		{{20, 1}, true, {20, 1}, {5, 4}, AFF_WRITTEN},
+		/* Changed after us: someone else's. */
+		{{7, 1}, true, {20, 1}, {5, 4}, AFF_FOREIGN},
+		{{7, 1}, true, {20, 1}, {7, 1}, AFF_UNCHANGED},
+		/* Reset to default by hand after us: also theirs. */
+		{{100, 1}, false, {20, 1}, {5, 4}, AFF_FOREIGN},
+		/* Restore: only ours goes back to default. */
+		{{20, 1}, true, {20, 1}, {0, 0}, AFF_WRITTEN},
+		{{7, 1}, true, {20, 1}, {0, 0}, AFF_FOREIGN},
+		{{100, 1}, false, {20, 1}, {0, 0}, AFF_UNCHANGED},
+	};
+	struct ratio r;
+	struct cpuset m;
+	bool own, has;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const struct ratio *want =
+			cases[i].want.allowed ? &cases[i].want : NULL;
+		enum aff_result res = aff_decide_ratio(
+			&cases[i].cur, cases[i].own, &cases[i].ours, want);
+
+		if (res != cases[i].res)
+			printf("# case %zu: %s\n", i, aff_result_name(res));
+		CHECK(res == cases[i].res);
+	}
+	CHECK(aff_parse_ratio("5:4 task\n", &r, &own) == 0 && own &&
+	      r.allowed == 5 && r.preferred == 4);
+	CHECK(aff_parse_ratio("100:1 default\n", &r, &own) == 0 && !own);
+	CHECK(aff_parse_ratio("20:1 cgroup\n", &r, &own) == 0 && !own);
+	CHECK(aff_parse_ratio("20:1\n", &r, &own) == -EBADMSG);
+	CHECK(aff_parse_ratio("0:1 task\n", &r, &own) == -EBADMSG);
+	CHECK(aff_parse_ratio("", &r, &own) == -EBADMSG);
+	CHECK(cgpref_parse_ratio("default\n", &r) == 0 && r.allowed == 0);
+	CHECK(cgpref_parse_ratio("20:1\n", &r) == 0 && r.allowed == 20);
+	CHECK(cgpref_parse_ratio("x\n", &r) == -EBADMSG);
+	CHECK(cgpref_parse_mask("\n", &has, &m) == 0 && !has);
+	CHECK(cgpref_parse_mask("0-1\n", &has, &m) == 0 && has &&
+	      cpuset_count(&m) == 2);
+	CHECK(cgpref_parse_mask("zz\n", &has, &m) == -EBADMSG);
+}
+
+static void put_proc(const char *rel, const char *content)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s%s", proc, rel);
+	put(path, content);
+}
+
+static const char *get_at(const char *root, const char *rel)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	return get(path);
+}
+
+/* What the kernel shows after a write of "A:P" to soft_affinity_ratio. */
+static void kernel_took_ratio(int pid)
+{
+	char rel[64], buf[64];
+	const char *v;
+
+	snprintf(rel, sizeof(rel), "/%d/soft_affinity_ratio", pid);
+	v = get_at(proc, rel);
+	if (!v)
+		return;
+	if (!strncmp(v, "default", 7))
+		snprintf(buf, sizeof(buf), "100:1 default\n");
+	else
+		snprintf(buf, sizeof(buf), "%.*s task\n",
+			 (int)strcspn(v, "\n"), v);
+	put_proc(rel, buf);
+}
+
+static void test_softness_actuator(void)
+{
+	const char *cg = "/fs/cgroup/system.slice/test.service/";
+	char rel[PATH_MAX];
+	struct config *c;
+
+	fake_fixture();
+	put_proc("/self/soft_affinity_ratio", "100:1 default\n");
+	mktask(500, 500, "fixed", 10, 0, "0-3", "0-3\n");
+	put_proc("/500/soft_affinity_ratio", "100:1 default\n");
+	mktask(600, 600, "strict", 11, 0, "0-3", "0-3\n");
+	put_proc("/600/soft_affinity_ratio", "100:1 default\n");
+	mktask(700, 700, "adapt", 12, 0, "0-3", "0-3\n");
+	put_proc("/700/soft_affinity_ratio", "100:1 default\n");
+	c = mgr_setup("rules = (\n"
+		      " { name = \"f\"; comm = \"fixed\"; cpus = \"0\"; softness = \"20:1\"; },\n"
+		      " { name = \"s\"; comm = \"strict\"; cpus = \"0\"; softness = \"strict\"; },\n"
+		      " { name = \"a\"; comm = \"adapt\"; cpus = \"0\"; }\n"
+		      ");");
+	if (!c)
+		return;
+	CHECK(mgr.have_proc_ratio);
+	CHECK(mgr_scan(&mgr) == 0);
+	CHECK_STR(get_at(proc, "/500/soft_affinity_ratio"), "20:1\n");
+	CHECK_STR(get_at(proc, "/600/soft_affinity_ratio"), "10000:1\n");
+	/* Adaptive starts hard, at the kernel's default, as its own. */
+	CHECK_STR(get_at(proc, "/700/soft_affinity_ratio"), "100:1\n");
+	CHECK_STR(soft_of(500, 500), "0\n");
+	kernel_took_ratio(500);
+	kernel_took_ratio(600);
+	kernel_took_ratio(700);
+	/* A rescan writes nothing that is already in place. */
+	fake_writes = 0;
+	CHECK(mgr_scan(&mgr) == 0);
+	CHECK(fake_writes == 0);
+	/* The controller softens rule a: one write, for its process. */
+	CHECK(mgr_set_rule_ratio(&mgr, 2, (struct ratio){5, 4}) == 1);
+	CHECK_STR(get_at(proc, "/700/soft_affinity_ratio"), "5:4\n");
+	kernel_took_ratio(700);
+	/* Someone sets 500's ratio by hand: left alone from then on. */
+	put_proc("/500/soft_affinity_ratio", "7:1 task\n");
+	CHECK(mgr_set_rule_ratio(&mgr, 0, (struct ratio){30, 1}) == 0);
+	CHECK_STR(get_at(proc, "/500/soft_affinity_ratio"), "7:1 task\n");
+	/* A refused write changes nothing and is counted. */
+	fake_err = -EINVAL;
+	CHECK(mgr_set_rule_ratio(&mgr, 2, (struct ratio){3, 2}) == 0);
+	CHECK_STR(get_at(proc, "/700/soft_affinity_ratio"), "5:4 task\n");
+	fake_err = 0;
+	/* Stop: ours go back to default, the hand-set one stays. */
+	mgr_restore_all(&mgr);
+	CHECK_STR(get_at(proc, "/600/soft_affinity_ratio"), "default\n");
+	CHECK_STR(get_at(proc, "/700/soft_affinity_ratio"), "default\n");
+	CHECK_STR(get_at(proc, "/500/soft_affinity_ratio"), "7:1 task\n");
+	mgr_done(&mgr);
+	config_free(c);
+
+	/* A unit rule: one write to the unit's cgroup, no thread touched. */
+	fake_fixture();
+	put_proc("/self/soft_affinity_ratio", "100:1 default\n");
+	mktask(800, 800, "svc", 10, 0, "0-3", "0-3\n");
+	mktask(800, 801, "svc", 10, 0, "0-3", "0-3\n");
+	snprintf(rel, sizeof(rel), "%scpuset.cpus.preferred", cg);
+	put_sys(rel, "\n");
+	snprintf(rel, sizeof(rel), "%scpuset.cpus.preferred.ratio", cg);
+	put_sys(rel, "default\n");
+	c = mgr_setup("rules = ( { name = \"u\"; unit = \"test.serv*\"; "
+		      "nodes = [ 1 ]; softness = \"5:4\"; } );");
+	if (!c)
+		return;
+	CHECK(mgr_scan(&mgr) == 0);
+	CHECK(mgr.count == 1 && mgr.ncgs == 1);
+	snprintf(rel, sizeof(rel), "%scpuset.cpus.preferred", cg);
+	CHECK_STR(get_at(sys, rel), "2-3\n");
+	snprintf(rel, sizeof(rel), "%scpuset.cpus.preferred.ratio", cg);
+	CHECK_STR(get_at(sys, rel), "5:4\n");
+	CHECK_STR(soft_of(800, 800), "0-3\n");
+	CHECK_STR(soft_of(800, 801), "0-3\n");
+	CHECK(mgr_set_rule_ratio(&mgr, 0, (struct ratio){20, 1}) == 1);
+	CHECK_STR(get_at(sys, rel), "20:1\n");
+	/* A mask the kernel refuses: the ratio goes back, nothing changed. */
+	put_sys(rel, "default\n");
+	snprintf(rel, sizeof(rel), "%scpuset.cpus.preferred", cg);
+	put_sys(rel, "\n");
+	mgr.cgs[0].written = false;
+	fake_fail_on = "cpuset.cpus.preferred";
+	mgr_set_rule_ratio(&mgr, 0, (struct ratio){20, 1});
+	fake_fail_on = NULL;
+	CHECK_STR(get_at(sys, rel), "\n");
+	snprintf(rel, sizeof(rel), "%scpuset.cpus.preferred.ratio", cg);
+	CHECK_STR(get_at(sys, rel), "default\n");
+	CHECK(mgr_set_rule_ratio(&mgr, 0, (struct ratio){20, 1}) == 1);
+	CHECK_STR(get_at(sys, rel), "20:1\n");
+	/* Stop: the cgroup gets back what it had. */
+	mgr_restore_all(&mgr);
+	CHECK_STR(get_at(sys, rel), "default\n");
+	snprintf(rel, sizeof(rel), "%scpuset.cpus.preferred", cg);
+	CHECK_STR(get_at(sys, rel), "\n");
+	mgr_done(&mgr);
+	config_free(c);
+
+	/* No cpuset files there: the threads, as before. */
+	fake_fixture();
+	mktask(900, 900, "svc", 10, 0, "0-3", "0-3\n");
+	c = mgr_setup("rules = ( { name = \"u\"; unit = \"test.service\"; "
+		      "nodes = [ 1 ]; } );");
+	if (!c)
+		return;
+	CHECK(!mgr.have_proc_ratio);
+	CHECK(mgr_scan(&mgr) == 0);
+	CHECK(mgr.ncgs == 0);
+	CHECK_STR(soft_of(900, 900), "2-3\n");
+	mgr_done(&mgr);
+	config_free(c);
+}
+
+static void test_rulectl(void)
+{
+	/* Samples of one second on a 2 x 2 machine: 2 CPUs outside. */
+	const uint64_t S = 1000000000ULL, MS = 1000000ULL;
+	static const struct {
+		const char *what;
+		unsigned int rung; /* before */
+		uint64_t run_ms, delay_ms, outside_ms;
+		double outside_busy;
+		unsigned int outside_cpus;
+		enum rulectl_action act;
+		unsigned int rung_after;
+	} cases[] = {
+		{"a ping-pong pair on its node: no waiting, stays hard",
+		 0, 900, 5, 0, 0.0, 2, RULECTL_HOLD, 0},
+		{"a lone busy instance, 4 threads on 2 CPUs, node 1 idle",
+		 0, 2000, 2000, 0, 0.05, 2, RULECTL_SOFTEN, 3},
+		{"... softened again: jumps, never past the softest",
+		 6, 2000, 1500, 300, 0.3, 2, RULECTL_SOFTEN, 8},
+		{"... at the softest, still waiting: holds",
+		 8, 3000, 600, 1000, 1.0, 2, RULECTL_HOLD, 8},
+		{"... spread: no waiting, but it runs outside: holds",
+		 8, 3900, 40, 1900, 1.9, 2, RULECTL_HOLD, 8},
+		{"waiting, but nothing idle outside: no softening",
+		 0, 2000, 2000, 0, 1.9, 2, RULECTL_HOLD, 0},
+		{"softened, a second instance takes the outside: harder",
+		 8, 1800, 400, 200, 2.0, 2, RULECTL_HOLD, 8},
+		{"softened, idle and unused: calm, one rung per hold",
+		 5, 900, 5, 10, 0.1, 2, RULECTL_HOLD, 5},
+		{"too little work to judge: holds",
+		 5, 5, 1, 0, 0.0, 2, RULECTL_HOLD, 5},
+		{"no CPU outside at all (one node, or memory-only others)",
+		 0, 2000, 2000, 0, 0.0, 0, RULECTL_HOLD, 0},
+	};
+	struct rulectl_params p;
+	struct rulectl_state st;
+	struct config *c;
+	char err[512], why[160];
+
+	c = load("", err, sizeof(err));
+	if (!c)
+		return;
+	rulectl_params_default(c, &p);
+	CHECK(p.nrungs >= 4);
+	CHECK(p.ladder[0].allowed == 100 && p.ladder[0].preferred == 1);
+	CHECK(p.ladder[p.nrungs - 1].allowed == 5 &&
+	      p.ladder[p.nrungs - 1].preferred == 4);
+	CHECK(p.nrungs == 9);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct rulectl_sample in = {
+			.runtime_ns = cases[i].run_ms * MS,
+			.delay_ns = cases[i].delay_ms * MS,
+			.outside_ns = cases[i].outside_ms * MS,
+			.interval_ns = S,
+			.outside_cpus = cases[i].outside_cpus,
+			.outside_busy = cases[i].outside_busy,
+		};
+		enum rulectl_action a;
+
+		st = (struct rulectl_state){cases[i].rung, 0};
+		a = rulectl_step(&p, &st, &in, why, sizeof(why));
+		if (a != cases[i].act || st.rung != cases[i].rung_after)
+			printf("# %s: action %d rung %u (%s)\n", cases[i].what,
+			       a, st.rung, why);
+		CHECK(a == cases[i].act);
+		CHECK(st.rung == cases[i].rung_after);
+	}
+
+	/* Hardening is slow: harden_hold calm samples per rung. */
+	struct rulectl_sample calm = {900 * MS, 5 * MS, 0, S, 2, 0.2};
+	struct rulectl_sample busy = {1800 * MS, 400 * MS, 200 * MS, S, 2, 2.0};
+	unsigned int samples = 0;
+
+	st = (struct rulectl_state){p.nrungs - 1, 0};
+	while (st.rung > 0 && samples < 1000) {
+		rulectl_step(&p, &st, &calm, why, sizeof(why));
+		samples++;
+	}
+	CHECK(samples == (p.nrungs - 1) * p.harden_hold);
+	CHECK(strstr(why, "no need"));
+	/* One sample that asks for softer starts the count over. */
+	st = (struct rulectl_state){4, 0};
+	for (unsigned int k = 0; k + 1 < p.harden_hold; k++)
+		rulectl_step(&p, &st, &busy, why, sizeof(why));
+	CHECK(st.rung == 4 && strstr(why, "no room outside"));
+	rulectl_step(&p, &st, &(struct rulectl_sample){900 * MS, 50 * MS, 300 * MS, S, 2, 1.0},
+		     why, sizeof(why));
+	CHECK(st.calm == 0 && st.rung == 4 && strstr(why, "hold"));
+	for (unsigned int k = 0; k < p.harden_hold; k++)
+		rulectl_step(&p, &st, &busy, why, sizeof(why));
+	CHECK(st.rung == 3);
+	/* Softening is quick: 100:1 to 5:4 in three samples. */
+	struct rulectl_sample queue = {2000 * MS, 2000 * MS, 0, S, 2, 0.0};
+
+	st = (struct rulectl_state){0, 0};
+	for (int k = 0; k < 3; k++)
+		rulectl_step(&p, &st, &queue, why, sizeof(why));
+	CHECK(st.rung == p.nrungs - 1);
+	CHECK(rulectl_wait(&queue) == 0.5);
+	CHECK(rulectl_outside(&busy) > 0.11 && rulectl_outside(&busy) < 0.12);
+	config_free(c);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -2270,6 +2598,9 @@ int main(void)
 	RUN(test_status_format, "status as a pure function, written on change");
 	RUN(test_config_files, "config file type, owner and mode; caps");
 	RUN(test_config_dropins, "drop-ins: order, trust, duplicates");
+	RUN(test_rulectl, "per-rule control law as tables");
+	RUN(test_ratio_decide, "per-process ratio: decide table, parsers");
+	RUN(test_softness_actuator, "softness: procfs ratio, cgroup, fallback");
 
 	nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 	return t_failed_checks ? 1 : 0;
