@@ -9,6 +9,7 @@
 #include "control.h"
 #include "log.h"
 #include "manager.h"
+#include "rulectl.h"
 #include "sampler.h"
 #include "sysctl.h"
 #include "topology.h"
@@ -45,6 +46,9 @@ struct daemon {
 	struct ctl_params ctl_params;
 	struct ctl_state ctl;
 	struct sysctl_ratio ratio;
+	struct rulectl_params rctl;
+	uint64_t last_sample_ms;
+	int schedstats_orig; /* what kernel.sched_schedstats was, -1: untouched */
 	double *node_util;
 	unsigned int caps_start; /* CAPS_* permitted at start */
 	unsigned int caps;	 /* CAPS_* kept */

@@ -144,6 +144,7 @@ static void forget_threads(struct mgr *m, struct managed *e)
 
 static void drop(struct mgr *m, struct managed *e)
 {
+	free(e->ts);
 	pidtable_del(&m->procs, &e->node);
 	m->count = m->procs.count;
 	m->rule_count[e->rule]--;
@@ -1376,6 +1377,85 @@ void mgr_restore_all(struct mgr *m)
 	}
 	for (size_t k = 0; k < m->ncgs; k++)
 		cg_restore(m, &m->cgs[k]);
+}
+
+static int cmp_tsample(const void *a, const void *b)
+{
+	return cmp_int(&((const struct tsample *)a)->tid,
+		       &((const struct tsample *)b)->tid);
+}
+
+/* Add e's threads' progress since its last sample to f. */
+static void sample_proc(struct mgr *m, struct managed *e, int pfd,
+			struct rule_figures *f)
+{
+	int n = procfs_read_tids(pfd, &m->tids, &m->tids_cap);
+	struct tsample *now;
+	unsigned int k = 0;
+
+	if (n <= 0)
+		return;
+	now = calloc((size_t)n, sizeof(*now));
+	if (!now)
+		return;
+	qsort(m->tids, (size_t)n, sizeof(*m->tids), cmp_int);
+	for (int i = 0; i < n; i++) {
+		struct tsample key = {.tid = m->tids[i]}, *old;
+		struct task_sched *v = &now[k].v;
+
+		if (procfs_read_task_sched(pfd, m->tids[i], true, v) < 0)
+			continue;
+		now[k].tid = m->tids[i];
+		old = e->ts ? bsearch(&key, e->ts, e->nts, sizeof(*e->ts),
+				      cmp_tsample)
+			    : NULL;
+		/* A thread's first sample is its baseline, not its delta. */
+		if (old && v->runtime_ns >= old->v.runtime_ns &&
+		    v->delay_ns >= old->v.delay_ns) {
+			f->runtime_ns += v->runtime_ns - old->v.runtime_ns;
+			f->delay_ns += v->delay_ns - old->v.delay_ns;
+			if (v->outside_ns >= old->v.outside_ns)
+				f->outside_ns +=
+					v->outside_ns - old->v.outside_ns;
+			/* 32-bit kernel counters: wrap as u32. */
+			f->spills += (uint32_t)(v->spills - old->v.spills);
+			f->returns += (uint32_t)(v->returns - old->v.returns);
+		}
+		k++;
+		tick(m, (unsigned long)i);
+	}
+	free(e->ts);
+	e->ts = now;
+	e->nts = k;
+	f->processes++;
+	f->threads += k;
+}
+
+void mgr_sample(struct mgr *m, uint64_t interval_ns, bool all)
+{
+	struct pidnode *n, *next;
+
+	for (unsigned int r = 0; r < m->cfg->nrules; r++) {
+		bool adaptive =
+			m->cfg->rules[r].softness.kind == SOFT_ADAPTIVE;
+
+		/* Not sampled: no figures rather than stale ones. */
+		m->rs[r].last = (struct rule_figures){
+			.interval_ns = interval_ns, .valid = adaptive || all};
+	}
+	pidtable_for_each (&m->procs, n, next) {
+		struct managed *e = as_managed(n);
+		struct rule_figures *f = &m->rs[e->rule].last;
+		int pfd;
+
+		if (!f->valid || (e->flags & M_IGNORED))
+			continue;
+		pfd = open_same(m, e);
+		if (pfd < 0)
+			continue;
+		sample_proc(m, e, pfd, f);
+		close(pfd);
+	}
 }
 
 unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,

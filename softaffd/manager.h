@@ -11,6 +11,7 @@
 #include "owned.h"
 #include "pidtable.h"
 #include "procfs.h"
+#include "rulectl.h"
 #include "rules.h"
 #include "scanner.h"
 #include "topology.h"
@@ -30,6 +31,22 @@ struct managed {
 	uint32_t seen; /* scan generation that last saw it */
 	struct ratio ratio_ours; /* soft_affinity_ratio we wrote, {0, 0} none */
 	struct owned own;
+	/* Each thread's accounting at the last sample, by tid. */
+	struct tsample *ts;
+	unsigned int nts;
+};
+
+struct tsample {
+	int tid;
+	struct task_sched v;
+};
+
+/* What a rule's threads did over one sample interval. */
+struct rule_figures {
+	uint64_t runtime_ns, delay_ns, outside_ns, spills, returns;
+	uint64_t interval_ns;
+	unsigned int processes, threads;
+	bool valid;
 };
 
 enum {
@@ -53,6 +70,9 @@ struct rule_state {
 	struct ratio ratio; /* in force now */
 	bool cg_mode;
 	bool cg_fallback_logged;
+	struct rulectl_state ctl; /* adaptive rules */
+	char why[160];		  /* why the softness is what it is */
+	struct rule_figures last; /* the last sample, for --status */
 };
 
 /*
@@ -220,6 +240,13 @@ struct managed *mgr_lookup(const struct mgr *m, int pid);
  * Put ratio in force for rule: its processes' soft_affinity_ratio, or
  * its cgroups' cpuset.cpus.preferred.ratio.  Returns how many writes.
  */
+/*
+ * Gather: per rule, what its managed processes' threads did since the
+ * last call (task/TID/schedstat, and sched for the soft counters) into
+ * m->rs[].last.  Only rules with adaptive softness are sampled each
+ * time (the others' figures are every few samples, see the caller).
+ */
+void mgr_sample(struct mgr *m, uint64_t interval_ns, bool all);
 unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,
 				struct ratio ratio);
 /*

@@ -66,6 +66,48 @@ void status_format(const struct status_snapshot *s, struct sbuf *b)
 			    cfg->rules[r].name, cpus, s->rule_count[r]);
 		format_pids(s, b, r, false, s->rule_count[r]);
 	}
+	/*
+	 * Per rule, whether its softness works: the ratio in force and why,
+	 * then over the last sample interval the wait fraction (time
+	 * runnable but not running), the share of CPU time outside the
+	 * preferred CPUs, and spills and returns per minute.  Own lines,
+	 * so "rule NAME ... pids" parsers see nothing new.
+	 */
+	for (unsigned int r = 0; s->rs && r < cfg->nrules; r++) {
+		const struct rule_state *rs = &s->rs[r];
+		const struct rule_figures *f = &rs->last;
+		const char *kind = cfg->rules[r].softness.kind == SOFT_ADAPTIVE
+					   ? "adaptive"
+				   : cfg->rules[r].softness.kind == SOFT_STRICT
+					   ? "strict"
+					   : "fixed";
+		uint64_t all = f->runtime_ns + f->delay_ns;
+
+		sbuf_printf(b, "softness %s %u:%u %s via %s", cfg->rules[r].name,
+			    rs->ratio.allowed, rs->ratio.preferred, kind,
+			    rs->cg_mode ? "cgroup" : "process");
+		if (f->valid && f->interval_ns && f->threads) {
+			double per_min = 60e9 / (double)f->interval_ns;
+
+			sbuf_printf(b,
+				    " threads %u wait %.1f%% outside %.1f%% "
+				    "spills/min %.0f returns/min %.0f",
+				    f->threads,
+				    all ? 100.0 * (double)f->delay_ns /
+						  (double)all
+					: 0,
+				    f->runtime_ns
+					    ? 100.0 * (double)f->outside_ns /
+						      (double)f->runtime_ns
+					    : 0,
+				    (double)f->spills * per_min,
+				    (double)f->returns * per_min);
+		} else {
+			sbuf_printf(b, " threads - wait - outside - "
+				       "spills/min - returns/min -");
+		}
+		sbuf_printf(b, ": %s\n", rs->why[0] ? rs->why : "not sampled yet");
+	}
 	/* Own lines, so "rule NAME ... pids" parsers see nothing new. */
 	for (unsigned int r = 0; s->hand_processes && r < cfg->nrules; r++) {
 		unsigned int nh = count_hand(s, r);

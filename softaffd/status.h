@@ -29,6 +29,8 @@ struct status_snapshot {
 	unsigned int npids;
 	size_t processes, hand_processes;
 	const struct mgr_counters *cnt;
+	const struct rule_state *rs; /* per rule, or NULL */
+	size_t ncgroups;	     /* cgroups whose preference we set */
 };
 
 /* Pure: the status text (without its "updated" line). */

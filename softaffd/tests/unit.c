@@ -2102,6 +2102,35 @@ static void test_status_format(void)
 				     "rule b cpus 2-3 processes 1 pids 9\n"
 				     "hand-managed rule a processes 1 pids 7\n"));
 	CHECK(b.buf && strstr(b.buf, " written=3 "));
+	CHECK(b.buf && !strstr(b.buf, "softness "));
+	{
+		struct rule_state rs[2] = {
+			{.ratio = {20, 1},
+			 .why = "soften: tasks wait 50% while 2.0 CPUs idle outside",
+			 .last = {.runtime_ns = 3000000000ULL,
+				  .delay_ns = 1000000000ULL,
+				  .outside_ns = 750000000ULL, .spills = 4,
+				  .returns = 2, .interval_ns = 1000000000ULL,
+				  .threads = 4, .valid = true}},
+			{.ratio = {100, 1}, .cg_mode = true},
+		};
+		struct sbuf b2 = {0};
+
+		s.rs = rs;
+		status_format(&s, &b2);
+		CHECK(b2.buf && strstr(b2.buf,
+				       "\nsoftness a 20:1 adaptive via process "
+				       "threads 4 wait 25.0% outside 25.0% "
+				       "spills/min 240 returns/min 120: soften: "
+				       "tasks wait 50% while 2.0 CPUs idle "
+				       "outside\n"));
+		CHECK(b2.buf && strstr(b2.buf,
+				       "\nsoftness b 100:1 adaptive via cgroup "
+				       "threads - wait - outside - spills/min - "
+				       "returns/min -: not sampled yet\n"));
+		sbuf_free(&b2);
+		s.rs = NULL;
+	}
 	status_line(&s, line, sizeof(line));
 	CHECK_STR(line, "STATUS=3 processes (1 hand-managed) under 2 rules, "
 			"ratio 50:1 (adaptive)");
@@ -2296,6 +2325,26 @@ static void test_ratio_decide(void)
 	CHECK(cgpref_parse_mask("0-1\n", &has, &m) == 0 && has &&
 	      cpuset_count(&m) == 2);
 	CHECK(cgpref_parse_mask("zz\n", &has, &m) == -EBADMSG);
+
+	/* The scheduler's accounting of one thread. */
+	struct task_sched ts = {0};
+
+	CHECK(procfs_parse_schedstat("123456789 5000 17\n", &ts) == 0 &&
+	      ts.runtime_ns == 123456789 && ts.delay_ns == 5000);
+	CHECK(procfs_parse_schedstat("x\n", &ts) == -EINVAL);
+	CHECK(procfs_parse_sched(
+		      "yes (1234, #threads: 1)\n"
+		      "-------------------------------------------------------\n"
+		      "se.exec_start                                :         12345.678901\n"
+		      "nr_migrations_soft_spill                     :                    3\n"
+		      "nr_migrations_soft_return                    :                    2\n"
+		      "soft_outside_runtime                         :          1234.5678\n"
+		      "stats.nr_wakeups_soft_spill                  :                   10\n"
+		      "nr_wakeups_soft_return                       :                    9\n",
+		      &ts) == 0);
+	CHECK(ts.spills == 13 && ts.returns == 11);
+	CHECK(ts.outside_ns == 1234567800ULL);
+	CHECK(procfs_parse_sched("se.exec_start : 1.0\n", &ts) == -EINVAL);
 }
 
 static void put_proc(const char *rel, const char *content)
