@@ -90,6 +90,13 @@ static void publish(struct daemon *d)
 	s.npids = n > 0 ? (unsigned int)n : 0;
 	status_format(&s, &b);
 	r = status_write(d->o->roots.run, &b, &d->last_status);
+	if (r >= 0) {
+		struct sbuf j = {0};
+
+		status_format_json(&s, &j);
+		r = status_write_json(d->o->roots.run, &j, &d->last_json);
+		sbuf_free(&j);
+	}
 	if (r < 0 && !d->warned_status) {
 		log_warn("cannot write %s/%s: %s", d->o->roots.run,
 			 STATUS_FILE, strerror(-r));
@@ -925,6 +932,7 @@ void daemon_stop(struct daemon *d)
 	close_fd(&d->sigfd);
 	close_fd(&d->epfd);
 	sbuf_free(&d->last_status);
+	sbuf_free(&d->last_json);
 	sampler_done(&d->sampler);
 	config_free(d->cfg);
 	free(d->node_util);

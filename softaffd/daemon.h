@@ -63,7 +63,7 @@ struct daemon {
 	unsigned int light_scans;
 	uint64_t wd_period_ms, wd_last_ms;
 	char last_notify[256];
-	struct sbuf last_status;
+	struct sbuf last_status, last_json;
 	int epfd, sigfd, sample_fd, rescan_fd, wd_fd;
 };
 

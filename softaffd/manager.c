@@ -25,6 +25,15 @@
 #include "log.h"
 #include "manager.h"
 
+/*
+ * Processes sampled per rule and interval.  Waiting and the share
+ * outside are ratios, which a sample of the rule's processes estimates
+ * as well as all of them; a rule over thousands of processes must not
+ * cost thousands of reads a second.  The same processes are met first
+ * each time while the table does not change, so their baselines hold.
+ */
+#define MGR_SAMPLE_PROCS 64
+
 /* Call the tick hook every this many items of a batch (threads, pids). */
 #define MGR_TICK_EVERY 64
 
@@ -1448,7 +1457,8 @@ void mgr_sample(struct mgr *m, uint64_t interval_ns, bool all)
 		struct rule_figures *f = &m->rs[e->rule].last;
 		int pfd;
 
-		if (!f->valid || (e->flags & M_IGNORED))
+		if (!f->valid || (e->flags & M_IGNORED) ||
+		    f->processes >= MGR_SAMPLE_PROCS)
 			continue;
 		pfd = open_same(m, e);
 		if (pfd < 0)

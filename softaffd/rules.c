@@ -190,3 +190,59 @@ int rules_match(const struct config *c, const struct proc_attrs *a)
 	all.regex_budget = RULES_REGEX_BUDGET;
 	return rules_match_from(c, &all, 0, &at, &need);
 }
+
+bool rules_explain(const struct rule *r, const struct proc_attrs *a, char *why,
+		   size_t size)
+{
+	struct proc_attrs all = *a;
+	char unit[256] = "";
+
+	all.loaded = NEED_COMM | NEED_EXE | NEED_CMDLINE | NEED_UID |
+		     NEED_CGROUP;
+	all.regex_budget = RULES_REGEX_BUDGET;
+	for (unsigned int k = 0; k < ARRAY_SIZE(key_order); k++) {
+		unsigned int key = key_order[k];
+
+		if (!(r->needs & key) || key_ok(r, &all, key) == YES)
+			continue;
+		switch (key) {
+		case NEED_COMM:
+			snprintf(why, size, "comm \"%s\" does not match \"%s\"",
+				 a->comm ? a->comm : "?", r->comm);
+			break;
+		case NEED_UID:
+			snprintf(why, size, "uid %d is not %u (user %s)",
+				 a->has_uid ? (int)a->uid : -1,
+				 (unsigned int)r->uid, r->user);
+			break;
+		case NEED_CGROUP:
+			if (a->cgroup && rules_unit_of(a->cgroup, unit,
+						       sizeof(unit)) < 0)
+				snprintf(unit, sizeof(unit), "(none)");
+			if (r->cgroup && (!a->cgroup ||
+					  !cgroup_has_prefix(a->cgroup,
+							     r->cgroup)))
+				snprintf(why, size,
+					 "cgroup %s is not under %s",
+					 a->cgroup ? a->cgroup : "?",
+					 r->cgroup);
+			else
+				snprintf(why, size,
+					 "unit %s does not match \"%s\"",
+					 a->cgroup ? unit : "?", r->unit);
+			break;
+		case NEED_EXE:
+			snprintf(why, size, "exe %s does not match \"%s\"",
+				 a->exe ? a->exe : "(unreadable)", r->exe);
+			break;
+		default:
+			snprintf(why, size,
+				 "command line does not match /%s/",
+				 r->cmdline);
+			break;
+		}
+		return false;
+	}
+	snprintf(why, size, "every key matches");
+	return true;
+}

@@ -53,6 +53,12 @@ int rules_match_from(const struct config *c, struct proc_attrs *a,
 		     unsigned int *ret_need);
 /* Same with every attribute loaded and a fresh budget: index or -1. */
 int rules_match(const struct config *c, const struct proc_attrs *a);
+/*
+ * Pure, for --explain: does r match a (every attribute loaded), and if
+ * not, which key fails and how, in why.
+ */
+bool rules_explain(const struct rule *r, const struct proc_attrs *a, char *why,
+		   size_t size);
 /* "/a/b" is a prefix of "/a/b" and "/a/b/c", not of "/a/bc". */
 bool cgroup_has_prefix(const char *path, const char *prefix);
 /*

@@ -632,6 +632,29 @@ static void test_unit_key(void)
 	CHECK_STR(unit, "/system.slice/x.service/a");
 	CHECK(rules_cgroup_target(&c->rules[0], "/system.slice", unit,
 				  sizeof(unit)) == -ENOENT);
+	/* --explain's reasons. */
+	a.cgroup = "/user.slice/x.service";
+	CHECK(!rules_explain(&c->rules[0], &a, err, sizeof(err)));
+	CHECK_STR(err, "unit x.service does not match \"postgresql@*.service\"");
+	CHECK(!rules_explain(&c->rules[1], &a, err, sizeof(err)));
+	CHECK_STR(err, "cgroup /user.slice/x.service is not under "
+		       "/system.slice/x.service/a/");
+	a.cgroup = "/system.slice/postgresql@2.service";
+	CHECK(rules_explain(&c->rules[0], &a, err, sizeof(err)));
+	CHECK_STR(err, "every key matches");
+	config_free(c);
+	c = load("rules = ( { name = \"c\"; comm = \"db*\"; user = 7; cpus = \"0\"; } );",
+		 err, sizeof(err));
+	if (!c)
+		return;
+	a.comm = "postgres";
+	CHECK(!rules_explain(&c->rules[0], &a, err, sizeof(err)));
+	CHECK_STR(err, "comm \"postgres\" does not match \"db*\"");
+	a.comm = "db1";
+	a.has_uid = true;
+	a.uid = 0;
+	CHECK(!rules_explain(&c->rules[0], &a, err, sizeof(err)));
+	CHECK_STR(err, "uid 0 is not 7 (user 7)");
 	config_free(c);
 }
 
@@ -2124,6 +2147,21 @@ static void test_status_format(void)
 				       "spills/min 240 returns/min 120: soften: "
 				       "tasks wait 50% while 2.0 CPUs idle "
 				       "outside\n"));
+		struct sbuf j = {0};
+
+		status_format_json(&s, &j);
+		CHECK(j.buf && strstr(j.buf,
+				      "{\"name\":\"a\",\"cpus\":\"0\",\"processes\":2,"
+				      "\"pids\":[5,7],\"softness\":\"adaptive\","
+				      "\"ratio\":\"20:1\",\"via\":\"process\","
+				      "\"why\":\"soften: tasks wait 50% while 2.0 "
+				      "CPUs idle outside\",\"threads\":4,"
+				      "\"wait_pct\":25.0,\"outside_pct\":25.0,"
+				      "\"spills_per_min\":240,"
+				      "\"returns_per_min\":120}"));
+		CHECK(j.buf && !strncmp(j.buf, "{\"pid\":42,", 10));
+		CHECK(j.buf && strstr(j.buf, "\"threads\":null"));
+		sbuf_free(&j);
 		CHECK(b2.buf && strstr(b2.buf,
 				       "\nsoftness b 100:1 adaptive via cgroup "
 				       "threads - wait - outside - spills/min - "
