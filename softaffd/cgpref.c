@@ -54,28 +54,32 @@ int cgpref_parse_ratio(const char *buf, struct ratio *ret)
 	return 0;
 }
 
-int cgpref_read(const char *sys, const char *cg, struct cgpref *ret)
+static int read_cg_file(const char *sys, const char *cg, const char *file,
+			char *buf, size_t size)
 {
-	char path[PATH_MAX], buf[CPUSET_LIST_BUFSZ];
+	char path[PATH_MAX];
 	ssize_t n;
 	int r;
 
-	r = cg_file(path, sizeof(path), sys, cg, "cpuset.cpus.preferred");
+	r = cg_file(path, sizeof(path), sys, cg, file);
 	if (r < 0)
 		return r;
-	n = read_file(path, buf, sizeof(buf));
-	if (n < 0)
-		return (int)n;
-	r = cgpref_parse_mask(buf, &ret->has_mask, &ret->mask);
-	if (r < 0)
-		return r;
-	r = cg_file(path, sizeof(path), sys, cg, "cpuset.cpus.preferred.ratio");
-	if (r < 0)
-		return r;
-	n = read_file(path, buf, sizeof(buf));
-	if (n < 0)
-		return (int)n;
-	return cgpref_parse_ratio(buf, &ret->ratio);
+	n = read_file(path, buf, size);
+	return n < 0 ? (int)n : 0;
+}
+
+int cgpref_read(const char *sys, const char *cg, struct cgpref *ret)
+{
+	char buf[CPUSET_LIST_BUFSZ];
+	int r;
+
+	r = read_cg_file(sys, cg, "cpuset.cpus.preferred", buf, sizeof(buf));
+	if (r == 0)
+		r = cgpref_parse_mask(buf, &ret->has_mask, &ret->mask);
+	if (r == 0)
+		r = read_cg_file(sys, cg, "cpuset.cpus.preferred.ratio", buf,
+				 sizeof(buf));
+	return r < 0 ? r : cgpref_parse_ratio(buf, &ret->ratio);
 }
 
 int cgpref_write_mask(const char *sys, const char *cg,

@@ -251,14 +251,19 @@ echo "# [$SECONDS s] 4. control law"
 cat >"$CONF" <<EOF
 interval_ms = 1000;
 rules = (
-	{ name = "pair"; comm = "perf"; nodes = [ 0 ]; },
+	{ name = "pair"; comm = "perf*"; nodes = [ 0 ]; },
 	{ name = "hog"; comm = "sa71-hog"; nodes = [ 0 ]; }
 );
 EOF
 jmark
 systemctl start softaffd
 if command -v perf >/dev/null; then
-	spawn perf bench sched pipe -l 100000000
+	# Debian's perf is a wrapper that execs perf_VERSION: comm "perf*".
+	# setsid: the pair is a process group of its own, killed as one.
+	spawn setsid perf bench sched pipe -l 100000000
+	pair=$last
+	listed() { softaffd --status 2>/dev/null | grep -qE "^rule $1 .* pids( [0-9]+){$2}"; }
+	check "the pair's two processes are managed by rule 'pair'" wait_until 10 listed pair 2
 	hard=0 samples=0 seq=""
 	for i in $(seq 20); do
 		sleep 1
@@ -271,8 +276,8 @@ if command -v perf >/dev/null; then
 	echo "# pair: ratio sequence:$seq; at 100:1 in $hard of $samples samples"
 	check "a ping-ponging pair on its node stays hard: 100:1 in >= 80% of samples ($hard/$samples)" eval '((hard * 5 >= samples * 4))'
 	check "... and the journal has no softening of it" eval '! jhas "rule .pair.: softness 100:1 -> "'
-	kill "$last"
-	wait "$last" 2>/dev/null
+	kill -- -"$pair"
+	wait "$pair" 2>/dev/null
 else
 	nok "perf is not installed in the guest"
 fi
