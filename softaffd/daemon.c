@@ -187,28 +187,44 @@ static void outside_load(const struct daemon *d, unsigned int r,
 
 /*
  * The soft counters (soft_outside_runtime, spills, returns) count only
- * with kernel.sched_schedstats=1.  Without them an adaptive rule that
- * spread would take its own spill for others' load, so softaffd turns
- * them on while it runs (their cost is a few increments per wakeup) and
- * puts back the value it found on stop.
+ * with kernel.sched_schedstats=1.  Adaptive rules use them for the share
+ * of time outside when they count; otherwise the manager estimates it.
+ * Turning them on needs CAP_SYS_ADMIN, which the unit does not grant, so
+ * this succeeds only for a daemon run by hand (and then puts back the
+ * value it found on stop); under the unit an admin enables them with
+ * sysctl.d for exact figures.
  */
+static bool schedstats_enabled(const struct daemon *d)
+{
+	char path[PATH_MAX], buf[16];
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/sched_schedstats",
+		 d->o->roots.proc);
+	return read_file(path, buf, sizeof(buf)) > 0 && buf[0] == '1';
+}
+
 static void schedstats_on(struct daemon *d)
 {
 	char path[PATH_MAX], buf[16];
 	bool adaptive = false;
+	int r;
 
 	d->schedstats_orig = -1;
-	for (unsigned int r = 0; r < d->cfg->nrules; r++)
-		adaptive |= d->cfg->rules[r].softness.kind == SOFT_ADAPTIVE;
+	for (unsigned int r2 = 0; r2 < d->cfg->nrules; r2++)
+		adaptive |= d->cfg->rules[r2].softness.kind == SOFT_ADAPTIVE;
 	if (!adaptive || d->o->dry_run || d->o->once)
 		return;
 	snprintf(path, sizeof(path), "%s/sys/kernel/sched_schedstats",
 		 d->o->roots.proc);
 	if (read_file(path, buf, sizeof(buf)) < 0 || buf[0] != '0')
 		return;
-	if (write_file(path, "1\n", 2) < 0) {
-		log_warn("cannot turn on %s: adaptive rules see waiting, not "
-			 "locality", path);
+	r = write_file(path, "1\n", 2);
+	if (r < 0) {
+		log_info("kernel.sched_schedstats is off (%s to turn it on): "
+			 "adaptive rules estimate their time outside from the "
+			 "CPU each thread was last on; sysctl "
+			 "kernel.sched_schedstats=1 gives exact figures",
+			 strerror(-r));
 		return;
 	}
 	d->schedstats_orig = 0;
@@ -235,11 +251,11 @@ static void rules_step(struct daemon *d, uint64_t now)
 
 	if (!d->last_sample_ms) {
 		d->last_sample_ms = now;
-		mgr_sample(&d->mgr, 0, true); /* baselines */
+		mgr_sample(&d->mgr, 0, true, schedstats_enabled(d));
 		return;
 	}
 	d->last_sample_ms = now;
-	mgr_sample(&d->mgr, interval_ns, true);
+	mgr_sample(&d->mgr, interval_ns, true, schedstats_enabled(d));
 	for (unsigned int r = 0; r < d->cfg->nrules; r++) {
 		const struct rule *rule = &d->cfg->rules[r];
 		struct rule_state *rs = &d->mgr.rs[r];

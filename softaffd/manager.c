@@ -1396,8 +1396,9 @@ static int cmp_tsample(const void *a, const void *b)
 
 /* Add e's threads' progress since its last sample to f. */
 static void sample_proc(struct mgr *m, struct managed *e, int pfd,
-			struct rule_figures *f)
+			struct rule_figures *f, bool exact)
 {
+	const struct cpuset *pref = target_of(m, e->rule);
 	int n = procfs_read_tids(pfd, &m->tids, &m->tids_cap);
 	struct tsample *now;
 	unsigned int k = 0;
@@ -1412,7 +1413,9 @@ static void sample_proc(struct mgr *m, struct managed *e, int pfd,
 		struct tsample key = {.tid = m->tids[i]}, *old;
 		struct task_sched *v = &now[k].v;
 
-		if (procfs_read_task_sched(pfd, m->tids[i], true, v) < 0)
+		struct pstat st;
+
+		if (procfs_read_task_sched(pfd, m->tids[i], exact, v) < 0)
 			continue;
 		now[k].tid = m->tids[i];
 		old = e->ts ? bsearch(&key, e->ts, e->nts, sizeof(*e->ts),
@@ -1421,11 +1424,21 @@ static void sample_proc(struct mgr *m, struct managed *e, int pfd,
 		/* A thread's first sample is its baseline, not its delta. */
 		if (old && v->runtime_ns >= old->v.runtime_ns &&
 		    v->delay_ns >= old->v.delay_ns) {
-			f->runtime_ns += v->runtime_ns - old->v.runtime_ns;
+			uint64_t ran = v->runtime_ns - old->v.runtime_ns;
+
+			f->runtime_ns += ran;
 			f->delay_ns += v->delay_ns - old->v.delay_ns;
-			if (v->outside_ns >= old->v.outside_ns)
-				f->outside_ns +=
-					v->outside_ns - old->v.outside_ns;
+			uint64_t out = v->outside_ns - old->v.outside_ns;
+
+			/* Not more than it ran: schedstats may just have
+			 * been turned on, over a baseline without them. */
+			if (exact && v->outside_ns >= old->v.outside_ns)
+				f->outside_ns += out < ran ? out : ran;
+			else if (!exact && ran &&
+				 procfs_read_stat(pfd, m->tids[i], &st) == 0 &&
+				 st.processor >= 0 && st.processor < CPUSET_MAX &&
+				 !cpuset_test(pref, (unsigned int)st.processor))
+				f->outside_ns += ran;
 			/* 32-bit kernel counters: wrap as u32. */
 			f->spills += (uint32_t)(v->spills - old->v.spills);
 			f->returns += (uint32_t)(v->returns - old->v.returns);
@@ -1440,7 +1453,7 @@ static void sample_proc(struct mgr *m, struct managed *e, int pfd,
 	f->threads += k;
 }
 
-void mgr_sample(struct mgr *m, uint64_t interval_ns, bool all)
+void mgr_sample(struct mgr *m, uint64_t interval_ns, bool all, bool exact)
 {
 	struct pidnode *n, *next;
 
@@ -1463,7 +1476,7 @@ void mgr_sample(struct mgr *m, uint64_t interval_ns, bool all)
 		pfd = open_same(m, e);
 		if (pfd < 0)
 			continue;
-		sample_proc(m, e, pfd, f);
+		sample_proc(m, e, pfd, f, exact);
 		close(pfd);
 	}
 }

@@ -244,9 +244,12 @@ struct managed *mgr_lookup(const struct mgr *m, int pid);
  * Gather: per rule, what its managed processes' threads did since the
  * last call (task/TID/schedstat, and sched for the soft counters) into
  * m->rs[].last.  Only rules with adaptive softness are sampled each
- * time (the others' figures are every few samples, see the caller).
+ * time unless all.  exact: kernel.sched_schedstats is on, so the soft
+ * counters count; otherwise a thread's runtime over the interval counts
+ * as outside when the CPU it was last on is (an estimate, which needs
+ * no privilege: turning schedstats on needs CAP_SYS_ADMIN).
  */
-void mgr_sample(struct mgr *m, uint64_t interval_ns, bool all);
+void mgr_sample(struct mgr *m, uint64_t interval_ns, bool all, bool exact);
 unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,
 				struct ratio ratio);
 /*

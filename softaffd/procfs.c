@@ -13,7 +13,7 @@
 /*
  * /proc/PID/stat:
  *   1234 (my (odd) name) S 1 1234 1234 0 -1 4194560 ... 8342 ... 0 0 ...
- *   pid  comm            st ppid        ...  flags(9)  starttime(22) policy(41)
+ *   pid  comm            st ppid        ...  flags(9)  starttime(22) processor(39) policy(41)
  *
  * comm may hold spaces, parentheses and even newlines, so it runs from
  * the first '(' to the *last* ')'; everything after is space separated.
@@ -69,6 +69,9 @@ int procfs_parse_stat(const char *buf, struct pstat *ret)
 			break;
 		case 22:
 			s.starttime = v;
+			break;
+		case 39:
+			s.processor = (int)v;
 			break;
 		case 41:
 			s.policy = (unsigned int)v;

@@ -16,6 +16,7 @@ struct pstat {
 	int ppid;
 	unsigned long flags; /* field 9, PF_* */
 	uint64_t starttime;  /* field 22, clock ticks since boot */
+	int processor;	     /* field 39: the CPU it last ran on */
 	unsigned int policy; /* field 41 */
 };
 

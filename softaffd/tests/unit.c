@@ -2637,6 +2637,62 @@ static void test_rulectl(void)
 	config_free(c);
 }
 
+static void put_sched(int pid, int tid, const char *schedstat,
+		      const char *outside_ms)
+{
+	char rel[128], buf[512];
+
+	snprintf(rel, sizeof(rel), "/%d/task/%d/schedstat", pid, tid);
+	put_proc(rel, schedstat);
+	snprintf(buf, sizeof(buf),
+		 "x (%d, #threads: 1)\n---\n"
+		 "nr_migrations_soft_spill                     :                    1\n"
+		 "soft_outside_runtime                         :          %s\n",
+		 tid, outside_ms);
+	snprintf(rel, sizeof(rel), "/%d/task/%d/sched", pid, tid);
+	put_proc(rel, buf);
+}
+
+static void test_mgr_sample(void)
+{
+	const struct rule_figures *f;
+	struct config *c;
+
+	fake_fixture();
+	mktask(500, 500, "w", 10, 0, "0-3", "0-3\n");
+	mktask(500, 501, "w", 10, 0, "0-3", "0-3\n");
+	put_sched(500, 500, "1000000000 0 5\n", "0.0");
+	put_sched(500, 501, "1000000000 0 5\n", "0.0");
+	c = mgr_setup("rules = ( { name = \"w\"; comm = \"w\"; cpus = \"2-3\"; } );");
+	if (!c)
+		return;
+	CHECK(mgr_scan(&mgr) == 0 && mgr.count == 1);
+	mgr_sample(&mgr, 0, true, true); /* baselines */
+	f = &mgr.rs[0].last;
+	CHECK(f->threads == 2 && f->runtime_ns == 0);
+	/* One second: each ran 0.6 s and waited 0.2 s; 0.3 s outside. */
+	put_sched(500, 500, "1600000000 200000000 9\n", "300.0");
+	put_sched(500, 501, "1600000000 200000000 9\n", "300.0");
+	mgr_sample(&mgr, 1000000000ULL, true, true);
+	CHECK(f->valid && f->processes == 1 && f->threads == 2);
+	CHECK(f->runtime_ns == 1200000000ULL && f->delay_ns == 400000000ULL);
+	CHECK(f->outside_ns == 600000000ULL);
+	/* Without schedstats: the CPU last run on (the fixture's 0, not in
+	 * 2-3) makes the whole interval's runtime count as outside. */
+	put_sched(500, 500, "2000000000 200000000 9\n", "0.0");
+	put_sched(500, 501, "1600000000 300000000 9\n", "0.0");
+	mgr_sample(&mgr, 1000000000ULL, true, false);
+	CHECK(f->runtime_ns == 400000000ULL && f->delay_ns == 100000000ULL);
+	CHECK(f->outside_ns == 400000000ULL);
+	/* A new thread starts with a baseline, not with its whole runtime. */
+	mktask(500, 502, "w", 10, 0, "0-3", "0-3\n");
+	put_sched(500, 502, "5000000000 0 1\n", "0.0");
+	mgr_sample(&mgr, 1000000000ULL, true, false);
+	CHECK(f->threads == 3 && f->runtime_ns == 0);
+	mgr_done(&mgr);
+	config_free(c);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -2686,6 +2742,7 @@ int main(void)
 	RUN(test_config_files, "config file type, owner and mode; caps");
 	RUN(test_config_dropins, "drop-ins: order, trust, duplicates");
 	RUN(test_rulectl, "per-rule control law as tables");
+	RUN(test_mgr_sample, "gather: per-thread schedstat deltas per rule");
 	RUN(test_ratio_decide, "per-process ratio: decide table, parsers");
 	RUN(test_softness_actuator, "softness: procfs ratio, cgroup, fallback");
 
