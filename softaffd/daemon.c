@@ -247,15 +247,7 @@ static void schedstats_restore(struct daemon *d)
 /* Per rule: gather, let the control law decide, apply. */
 static void rules_step(struct daemon *d, uint64_t now)
 {
-	uint64_t interval_ns = (now - d->last_sample_ms) * 1000000ULL;
-
-	if (!d->last_sample_ms) {
-		d->last_sample_ms = now;
-		mgr_sample(&d->mgr, 0, true, schedstats_enabled(d));
-		return;
-	}
-	d->last_sample_ms = now;
-	mgr_sample(&d->mgr, interval_ns, true, schedstats_enabled(d));
+	mgr_sample(&d->mgr, now, schedstats_enabled(d));
 	for (unsigned int r = 0; r < d->cfg->nrules; r++) {
 		const struct rule *rule = &d->cfg->rules[r];
 		struct rule_state *rs = &d->mgr.rs[r];

@@ -47,7 +47,6 @@ struct daemon {
 	struct ctl_state ctl;
 	struct sysctl_ratio ratio;
 	struct rulectl_params rctl;
-	uint64_t last_sample_ms;
 	int schedstats_orig; /* what kernel.sched_schedstats was, -1: untouched */
 	double *node_util;
 	unsigned int caps_start; /* CAPS_* permitted at start */

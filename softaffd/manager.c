@@ -33,6 +33,8 @@
  * each time while the table does not change, so their baselines hold.
  */
 #define MGR_SAMPLE_PROCS 64
+/* Rules without adaptive softness: figures for --status every 10 s. */
+#define MGR_SAMPLE_OTHERS_MS 10000
 
 /* Call the tick hook every this many items of a batch (threads, pids). */
 #define MGR_TICK_EVERY 64
@@ -1453,24 +1455,35 @@ static void sample_proc(struct mgr *m, struct managed *e, int pfd,
 	f->threads += k;
 }
 
-void mgr_sample(struct mgr *m, uint64_t interval_ns, bool all, bool exact)
+void mgr_sample(struct mgr *m, uint64_t now, bool exact)
 {
 	struct pidnode *n, *next;
+	bool *due = calloc(m->cfg->nrules ? m->cfg->nrules : 1, sizeof(*due));
 
+	if (!due)
+		return;
 	for (unsigned int r = 0; r < m->cfg->nrules; r++) {
+		struct rule_state *rs = &m->rs[r];
 		bool adaptive =
 			m->cfg->rules[r].softness.kind == SOFT_ADAPTIVE;
 
-		/* Not sampled: no figures rather than stale ones. */
-		m->rs[r].last = (struct rule_figures){
-			.interval_ns = interval_ns, .valid = adaptive || all};
+		if (!adaptive && rs->sampled_ms &&
+		    now - rs->sampled_ms < MGR_SAMPLE_OTHERS_MS)
+			continue;
+		due[r] = true;
+		rs->last = (struct rule_figures){
+			.interval_ns = rs->sampled_ms
+					       ? (now - rs->sampled_ms) * 1000000ULL
+					       : 0,
+			.valid = rs->sampled_ms != 0};
+		rs->sampled_ms = now;
 	}
 	pidtable_for_each (&m->procs, n, next) {
 		struct managed *e = as_managed(n);
 		struct rule_figures *f = &m->rs[e->rule].last;
 		int pfd;
 
-		if (!f->valid || (e->flags & M_IGNORED) ||
+		if (!due[e->rule] || (e->flags & M_IGNORED) ||
 		    f->processes >= MGR_SAMPLE_PROCS)
 			continue;
 		pfd = open_same(m, e);
@@ -1479,6 +1492,7 @@ void mgr_sample(struct mgr *m, uint64_t interval_ns, bool all, bool exact)
 		sample_proc(m, e, pfd, f, exact);
 		close(pfd);
 	}
+	free(due);
 }
 
 unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,

@@ -73,6 +73,7 @@ struct rule_state {
 	struct rulectl_state ctl; /* adaptive rules */
 	char why[160];		  /* why the softness is what it is */
 	struct rule_figures last; /* the last sample, for --status */
+	uint64_t sampled_ms;	  /* when, 0: never (the next is a baseline) */
 };
 
 /*
@@ -243,13 +244,14 @@ struct managed *mgr_lookup(const struct mgr *m, int pid);
 /*
  * Gather: per rule, what its managed processes' threads did since the
  * last call (task/TID/schedstat, and sched for the soft counters) into
- * m->rs[].last.  Only rules with adaptive softness are sampled each
- * time unless all.  exact: kernel.sched_schedstats is on, so the soft
+ * m->rs[].last.  Rules with adaptive softness are sampled each time,
+ * the others (whose figures only --status shows) every
+ * MGR_SAMPLE_OTHERS_MS, which keeps an idle daemon idle.  exact: kernel.sched_schedstats is on, so the soft
  * counters count; otherwise a thread's runtime over the interval counts
  * as outside when the CPU it was last on is (an estimate, which needs
  * no privilege: turning schedstats on needs CAP_SYS_ADMIN).
  */
-void mgr_sample(struct mgr *m, uint64_t interval_ns, bool all, bool exact);
+void mgr_sample(struct mgr *m, uint64_t now_ms, bool exact);
 unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,
 				struct ratio ratio);
 /*

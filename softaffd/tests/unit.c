@@ -2667,28 +2667,48 @@ static void test_mgr_sample(void)
 	if (!c)
 		return;
 	CHECK(mgr_scan(&mgr) == 0 && mgr.count == 1);
-	mgr_sample(&mgr, 0, true, true); /* baselines */
+	mgr_sample(&mgr, 1000, true); /* baselines */
 	f = &mgr.rs[0].last;
 	CHECK(f->threads == 2 && f->runtime_ns == 0);
 	/* One second: each ran 0.6 s and waited 0.2 s; 0.3 s outside. */
 	put_sched(500, 500, "1600000000 200000000 9\n", "300.0");
 	put_sched(500, 501, "1600000000 200000000 9\n", "300.0");
-	mgr_sample(&mgr, 1000000000ULL, true, true);
+	mgr_sample(&mgr, 2000, true);
 	CHECK(f->valid && f->processes == 1 && f->threads == 2);
+	CHECK(f->interval_ns == 1000000000ULL);
 	CHECK(f->runtime_ns == 1200000000ULL && f->delay_ns == 400000000ULL);
 	CHECK(f->outside_ns == 600000000ULL);
 	/* Without schedstats: the CPU last run on (the fixture's 0, not in
 	 * 2-3) makes the whole interval's runtime count as outside. */
 	put_sched(500, 500, "2000000000 200000000 9\n", "0.0");
 	put_sched(500, 501, "1600000000 300000000 9\n", "0.0");
-	mgr_sample(&mgr, 1000000000ULL, true, false);
+	mgr_sample(&mgr, 3000, false);
 	CHECK(f->runtime_ns == 400000000ULL && f->delay_ns == 100000000ULL);
 	CHECK(f->outside_ns == 400000000ULL);
 	/* A new thread starts with a baseline, not with its whole runtime. */
 	mktask(500, 502, "w", 10, 0, "0-3", "0-3\n");
 	put_sched(500, 502, "5000000000 0 1\n", "0.0");
-	mgr_sample(&mgr, 1000000000ULL, true, false);
+	mgr_sample(&mgr, 4000, false);
 	CHECK(f->threads == 3 && f->runtime_ns == 0);
+	mgr_done(&mgr);
+	config_free(c);
+
+	/* A fixed rule is sampled every 10 s only: an idle daemon stays idle. */
+	fake_fixture();
+	mktask(600, 600, "x", 10, 0, "0-3", "0-3\n");
+	put_sched(600, 600, "1000000000 0 5\n", "0.0");
+	c = mgr_setup("rules = ( { name = \"x\"; comm = \"x\"; cpus = \"2-3\"; softness = \"20:1\"; } );");
+	if (!c)
+		return;
+	CHECK(mgr_scan(&mgr) == 0);
+	f = &mgr.rs[0].last;
+	mgr_sample(&mgr, 1000, true);
+	put_sched(600, 600, "3000000000 0 5\n", "0.0");
+	mgr_sample(&mgr, 2000, true);
+	CHECK(!f->valid && f->runtime_ns == 0);
+	mgr_sample(&mgr, 11000, true);
+	CHECK(f->valid && f->interval_ns == 10000000000ULL &&
+	      f->runtime_ns == 2000000000ULL);
 	mgr_done(&mgr);
 	config_free(c);
 }
