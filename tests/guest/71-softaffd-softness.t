@@ -70,7 +70,7 @@ cleanup() {
 	rm -rf "$DROPINS"
 	mv "$W/dropins" "$DROPINS"
 	systemctl restart softaffd
-	rm -rf "$W" /tmp/sa71-fixed /tmp/sa71-strict /tmp/sa71-adapt /tmp/sa71-drop /tmp/sa71-hog
+	rm -rf "$W" /tmp/sa71-fixed /tmp/sa71-strict /tmp/sa71-adapt /tmp/sa71-drop /tmp/sa71-hog /tmp/sa71-pair
 }
 trap cleanup EXIT
 
@@ -254,19 +254,26 @@ echo "# [$SECONDS s] 4. control law"
 cat >"$CONF" <<EOF
 interval_ms = 1000;
 rules = (
-	{ name = "pair"; comm = "perf*"; nodes = [ 0 ]; },
+	{ name = "pair"; comm = "sa71-pair"; nodes = [ 0 ]; },
 	{ name = "hog"; comm = "sa71-hog"; nodes = [ 0 ]; }
 );
 EOF
 jmark
 systemctl start softaffd
 if command -v perf >/dev/null; then
-	# Debian's perf is a wrapper that execs perf_VERSION: comm "perf*".
-	# setsid: the pair is a process group of its own, killed as one.
-	spawn setsid perf bench sched pipe -l 100000000
+	# A symlink names the pair, as make bench does (comm is the name
+	# exec'd); setsid: a process group of its own, killed as one.
+	ln -sf "$(command -v perf)" /tmp/sa71-pair
+	spawn setsid /tmp/sa71-pair bench sched pipe -l 100000000
 	pair=$last
 	listed() { softaffd --status 2>/dev/null | grep -qE "^rule $1 .* pids( [0-9]+){$2}"; }
-	check "the pair's two processes are managed by rule 'pair'" wait_until 10 listed pair 2
+	if wait_until 10 listed pair 2; then
+		ok "the pair's two processes are managed by rule 'pair'"
+	else
+		nok "the pair's two processes are not both managed by rule 'pair'"
+		ps -eo pid,pgid,comm,args | grep -E "sa71-pair|perf" | grep -v grep | diag
+		softaffd --status 2>&1 | grep -E "^rule pair" | diag
+	fi
 	hard=0 samples=0 seq=""
 	for i in $(seq 20); do
 		sleep 1
