@@ -70,7 +70,7 @@ cleanup() {
 	rm -rf "$DROPINS"
 	mv "$W/dropins" "$DROPINS"
 	systemctl restart softaffd
-	rm -rf "$W" /tmp/sa71-fixed /tmp/sa71-strict /tmp/sa71-adapt /tmp/sa71-drop /tmp/sa71-hog /tmp/sa71-pair
+	rm -rf "$W" /tmp/sa71-fixed /tmp/sa71-strict /tmp/sa71-adapt /tmp/sa71-drop /tmp/sa71-hog
 }
 trap cleanup EXIT
 
@@ -254,17 +254,17 @@ echo "# [$SECONDS s] 4. control law"
 cat >"$CONF" <<EOF
 interval_ms = 1000;
 rules = (
-	{ name = "pair"; comm = "sa71-pair"; nodes = [ 0 ]; },
+	{ name = "pair"; comm = "sched-pipe"; nodes = [ 0 ]; },
 	{ name = "hog"; comm = "sa71-hog"; nodes = [ 0 ]; }
 );
 EOF
 jmark
 systemctl start softaffd
 if command -v perf >/dev/null; then
-	# A symlink names the pair, as make bench does (comm is the name
-	# exec'd); setsid: a process group of its own, killed as one.
-	ln -sf "$(command -v perf)" /tmp/sa71-pair
-	spawn setsid /tmp/sa71-pair bench sched pipe -l 100000000
+	# perf bench sched pipe names both its processes "sched-pipe" (prctl),
+	# whatever the name it was started under; setsid: a process group of
+	# its own, killed as one.
+	spawn setsid perf bench sched pipe -l 100000000
 	pair=$last
 	listed() { softaffd --status 2>/dev/null | grep -qE "^rule $1 .* pids( [0-9]+){$2}"; }
 	if wait_until 10 listed pair 2; then
