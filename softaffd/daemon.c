@@ -165,8 +165,8 @@ static void ratio_apply_config(struct daemon *d)
 }
 
 /*
- * The CPUs rule r may use outside its preferred ones, and how busy they
- * were (in CPUs).  Only CPUs of nodes that have CPUs are in topo->all:
+ * The CPUs rule r may use outside its preferred ones and its preferred
+ * ones, and how busy each were (in CPUs).  Only CPUs of nodes that have CPUs are in topo->all:
  * a memory-only (CXL) node adds neither capacity nor an average.
  */
 static void outside_load(const struct daemon *d, unsigned int r,
@@ -174,14 +174,19 @@ static void outside_load(const struct daemon *d, unsigned int r,
 {
 	const struct cpuset *pref = &d->cfg->rules[r].cpus;
 
-	in->outside_cpus = 0;
-	in->outside_busy = 0;
+	in->outside_cpus = in->home_cpus = 0;
+	in->outside_busy = in->home_busy = 0;
 	for (unsigned int cpu = 0; cpu < CPUSET_MAX; cpu++) {
-		if (!cpuset_test(&d->topo->all, cpu) || cpuset_test(pref, cpu) ||
+		if (!cpuset_test(&d->topo->all, cpu) ||
 		    !cpuset_test(&d->sampler.valid, cpu))
 			continue;
-		in->outside_cpus++;
-		in->outside_busy += d->sampler.util[cpu];
+		if (cpuset_test(pref, cpu)) {
+			in->home_cpus++;
+			in->home_busy += d->sampler.util[cpu];
+		} else {
+			in->outside_cpus++;
+			in->outside_busy += d->sampler.util[cpu];
+		}
 	}
 }
 

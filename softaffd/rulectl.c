@@ -3,7 +3,7 @@
  * The per-rule softness controller.  Pure: no I/O, the sample comes in.
  *
  * A rule's tasks are worth softening only when they wait for a CPU at
- * home while CPUs they may use sit idle elsewhere; they are worth
+ * a full home while CPUs they may use sit idle elsewhere; they are worth
  * hardening when the CPUs elsewhere are needed by others, or when the
  * softness goes unused (no waiting, hardly any time outside).  Softening
  * jumps several rungs at once, hardening takes one rung after
@@ -62,7 +62,7 @@ enum rulectl_action rulectl_step(const struct rulectl_params *p,
 				 size_t reason_size)
 {
 	double w = rulectl_wait(in), u = rulectl_outside(in);
-	double own_out = 0, idle_out, others_out, free_out;
+	double own_out = 0, idle_out, others_out, free_out, home_idle;
 	bool harden = false;
 
 	if (in->runtime_ns + in->delay_ns < p->min_runtime_ns ||
@@ -82,7 +82,14 @@ enum rulectl_action rulectl_step(const struct rulectl_params *p,
 		others_out = 0;
 	free_out = in->outside_cpus - others_out;
 
-	if (w >= p->soften_wait && idle_out >= p->min_idle) {
+	/*
+	 * Waiting while a preferred CPU idles is wakeup latency, not a lack
+	 * of CPUs: a ping-pong pair under a slow hypervisor waits a tenth
+	 * of its time with half its node idle.  Only a full home counts.
+	 */
+	home_idle = in->home_cpus - in->home_busy;
+	if (w >= p->soften_wait && idle_out >= p->min_idle &&
+	    home_idle < p->min_idle) {
 		s->calm = 0;
 		if (s->rung + 1 >= p->nrungs) {
 			snprintf(reason, reason_size,
@@ -114,8 +121,9 @@ enum rulectl_action rulectl_step(const struct rulectl_params *p,
 	if (!harden) {
 		s->calm = 0;
 		snprintf(reason, reason_size,
-			 "hold: tasks wait %.0f%%, run %.0f%% outside", w * 100,
-			 u * 100);
+			 "hold: tasks wait %.0f%%, run %.0f%% outside, %.1f "
+			 "CPUs idle at home",
+			 w * 100, u * 100, home_idle > 0 ? home_idle : 0);
 		return RULECTL_HOLD;
 	}
 	if (s->rung == 0) {

@@ -43,6 +43,9 @@ struct rulectl_sample {
 	 */
 	unsigned int outside_cpus;
 	double outside_busy;
+	/* The same for the preferred CPUs: is there room at home? */
+	unsigned int home_cpus;
+	double home_busy;
 };
 
 enum rulectl_action { RULECTL_HOLD, RULECTL_SOFTEN, RULECTL_HARDEN };

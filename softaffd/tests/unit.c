@@ -2546,27 +2546,32 @@ static void test_rulectl(void)
 		unsigned int outside_cpus;
 		enum rulectl_action act;
 		unsigned int rung_after;
+		double home_idle; /* of 2 preferred CPUs; 0: home full */
 	} cases[] = {
 		{"a ping-pong pair on its node: no waiting, stays hard",
-		 0, 900, 5, 0, 0.0, 2, RULECTL_HOLD, 0},
+		 0, 900, 5, 0, 0.0, 2, RULECTL_HOLD, 0, 0.0},
+		{"a pair waiting on wakeups (15%) with its home half idle: hard",
+		 0, 900, 160, 0, 0.0, 2, RULECTL_HOLD, 0, 1.0},
+		{"... the same with its home full: that is contention",
+		 0, 900, 160, 0, 0.0, 2, RULECTL_SOFTEN, 3, 0.2},
 		{"a lone busy instance, 4 threads on 2 CPUs, node 1 idle",
-		 0, 2000, 2000, 0, 0.05, 2, RULECTL_SOFTEN, 3},
+		 0, 2000, 2000, 0, 0.05, 2, RULECTL_SOFTEN, 3, 0.0},
 		{"... softened again: jumps, never past the softest",
-		 6, 2000, 1500, 300, 0.3, 2, RULECTL_SOFTEN, 8},
+		 6, 2000, 1500, 300, 0.3, 2, RULECTL_SOFTEN, 8, 0.0},
 		{"... at the softest, still waiting: holds",
-		 8, 3000, 600, 1000, 1.0, 2, RULECTL_HOLD, 8},
+		 8, 3000, 600, 1000, 1.0, 2, RULECTL_HOLD, 8, 0.0},
 		{"... spread: no waiting, but it runs outside: holds",
-		 8, 3900, 40, 1900, 1.9, 2, RULECTL_HOLD, 8},
+		 8, 3900, 40, 1900, 1.9, 2, RULECTL_HOLD, 8, 0.0},
 		{"waiting, but nothing idle outside: no softening",
-		 0, 2000, 2000, 0, 1.9, 2, RULECTL_HOLD, 0},
+		 0, 2000, 2000, 0, 1.9, 2, RULECTL_HOLD, 0, 0.0},
 		{"softened, a second instance takes the outside: harder",
-		 8, 1800, 400, 200, 2.0, 2, RULECTL_HOLD, 8},
+		 8, 1800, 400, 200, 2.0, 2, RULECTL_HOLD, 8, 0.0},
 		{"softened, idle and unused: calm, one rung per hold",
-		 5, 900, 5, 10, 0.1, 2, RULECTL_HOLD, 5},
+		 5, 900, 5, 10, 0.1, 2, RULECTL_HOLD, 5, 0.0},
 		{"too little work to judge: holds",
-		 5, 5, 1, 0, 0.0, 2, RULECTL_HOLD, 5},
+		 5, 5, 1, 0, 0.0, 2, RULECTL_HOLD, 5, 0.0},
 		{"no CPU outside at all (one node, or memory-only others)",
-		 0, 2000, 2000, 0, 0.0, 0, RULECTL_HOLD, 0},
+		 0, 2000, 2000, 0, 0.0, 0, RULECTL_HOLD, 0, 0.0},
 	};
 	struct rulectl_params p;
 	struct rulectl_state st;
@@ -2590,6 +2595,8 @@ static void test_rulectl(void)
 			.interval_ns = S,
 			.outside_cpus = cases[i].outside_cpus,
 			.outside_busy = cases[i].outside_busy,
+			.home_cpus = 2,
+			.home_busy = 2.0 - cases[i].home_idle,
 		};
 		enum rulectl_action a;
 
@@ -2603,8 +2610,8 @@ static void test_rulectl(void)
 	}
 
 	/* Hardening is slow: harden_hold calm samples per rung. */
-	struct rulectl_sample calm = {900 * MS, 5 * MS, 0, S, 2, 0.2};
-	struct rulectl_sample busy = {1800 * MS, 400 * MS, 200 * MS, S, 2, 2.0};
+	struct rulectl_sample calm = {900 * MS, 5 * MS, 0, S, 2, 0.2, 2, 2.0};
+	struct rulectl_sample busy = {1800 * MS, 400 * MS, 200 * MS, S, 2, 2.0, 2, 2.0};
 	unsigned int samples = 0;
 
 	st = (struct rulectl_state){p.nrungs - 1, 0};
@@ -2619,14 +2626,14 @@ static void test_rulectl(void)
 	for (unsigned int k = 0; k + 1 < p.harden_hold; k++)
 		rulectl_step(&p, &st, &busy, why, sizeof(why));
 	CHECK(st.rung == 4 && strstr(why, "no room outside"));
-	rulectl_step(&p, &st, &(struct rulectl_sample){900 * MS, 50 * MS, 300 * MS, S, 2, 1.0},
+	rulectl_step(&p, &st, &(struct rulectl_sample){900 * MS, 50 * MS, 300 * MS, S, 2, 1.0, 2, 2.0},
 		     why, sizeof(why));
-	CHECK(st.calm == 0 && st.rung == 4 && strstr(why, "hold"));
+	CHECK(st.calm == 0 && st.rung == 4 && strstr(why, "hold: tasks wait 5%"));
 	for (unsigned int k = 0; k < p.harden_hold; k++)
 		rulectl_step(&p, &st, &busy, why, sizeof(why));
 	CHECK(st.rung == 3);
 	/* Softening is quick: 100:1 to 5:4 in three samples. */
-	struct rulectl_sample queue = {2000 * MS, 2000 * MS, 0, S, 2, 0.0};
+	struct rulectl_sample queue = {2000 * MS, 2000 * MS, 0, S, 2, 0.0, 2, 2.0};
 
 	st = (struct rulectl_state){0, 0};
 	for (int k = 0; k < 3; k++)
