@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "affinity.h"
@@ -169,6 +170,89 @@ enum aff_result aff_restore_thread(int pfd, int tid,
 				   int *ret_err)
 {
 	return aff_thread(pfd, tid, target, true, AFF_OURS, dry_run, ret_err);
+}
+
+/*
+ * /proc/PID/soft_affinity_ratio:
+ *   100:1 default
+ *   5:4 task
+ */
+int aff_parse_ratio(const char *buf, struct ratio *ret, bool *ret_own)
+{
+	char src[16];
+	unsigned int a, p;
+	int n = 0;
+
+	if (sscanf(buf, "%u:%u %15s%n", &a, &p, src, &n) != 3 || !a || !p)
+		return -EBADMSG;
+	ret->allowed = a;
+	ret->preferred = p;
+	*ret_own = !strcmp(src, "task");
+	return 0;
+}
+
+int aff_read_ratio(int pfd, struct ratio *ret, bool *ret_own)
+{
+	char buf[64];
+	ssize_t n;
+
+	n = read_file_at(pfd, "soft_affinity_ratio", buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	return aff_parse_ratio(buf, ret, ret_own);
+}
+
+static bool ratio_eq(const struct ratio *a, const struct ratio *b)
+{
+	return a->allowed == b->allowed && a->preferred == b->preferred;
+}
+
+enum aff_result aff_decide_ratio(const struct ratio *cur, bool own,
+				 const struct ratio *ours,
+				 const struct ratio *want)
+{
+	bool set_before = ours->allowed != 0;
+
+	if (!want) {
+		if (!own)
+			return AFF_UNCHANGED;
+		return set_before && ratio_eq(cur, ours) ? AFF_WRITTEN
+							 : AFF_FOREIGN;
+	}
+	if (own && ratio_eq(cur, want))
+		return AFF_UNCHANGED;
+	if (set_before && !(own && ratio_eq(cur, ours)))
+		return AFF_FOREIGN;
+	return AFF_WRITTEN;
+}
+
+enum aff_result aff_apply_ratio(int pfd, const struct ratio *ours,
+				const struct ratio *want, bool dry_run,
+				int *ret_err)
+{
+	struct ratio cur;
+	enum aff_result res;
+	char buf[32];
+	bool own;
+	int n, r;
+
+	*ret_err = 0;
+	r = aff_read_ratio(pfd, &cur, &own);
+	if (r < 0) {
+		*ret_err = r;
+		return aff_classify(r);
+	}
+	res = aff_decide_ratio(&cur, own, ours, want);
+	if (res != AFF_WRITTEN || dry_run)
+		return res;
+	if (want)
+		n = snprintf(buf, sizeof(buf), "%u:%u\n", want->allowed,
+			     want->preferred);
+	else
+		n = snprintf(buf, sizeof(buf), "default\n");
+	r = aff_write(pfd, "soft_affinity_ratio", buf, (size_t)n);
+	*ret_err = r;
+	return r < 0 ? aff_classify(r) : AFF_WRITTEN;
 }
 
 int aff_probe(const char *proc)

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "config.h"
 #include "cpuset.h"
 
 /* What happened to one thread; the caller decides what to log. */
@@ -85,6 +86,31 @@ enum aff_result aff_restore_thread(int pfd, int tid,
  * that discovery and matching can still be exercised.
  */
 extern bool aff_missing_is_off;
+
+/*
+ * The per-process ratio, /proc/PID/soft_affinity_ratio: "A:P SOURCE",
+ * SOURCE one of task, cgroup, default.  Pure parser: *ret_own says
+ * whether the process has a ratio of its own (SOURCE task).  0 or
+ * -EBADMSG.
+ */
+int aff_parse_ratio(const char *buf, struct ratio *ret, bool *ret_own);
+int aff_read_ratio(int pfd, struct ratio *ret, bool *ret_own);
+/*
+ * Pure: what to do with a process whose ratio is cur (own: its own, not
+ * inherited) when we want want and last set ours ({0, 0}: never).  An
+ * own ratio other than ours, after we set one, is someone else's
+ * (AFF_FOREIGN); a first write takes over whatever was there.
+ */
+enum aff_result aff_decide_ratio(const struct ratio *cur, bool own,
+				 const struct ratio *ours,
+				 const struct ratio *want);
+/*
+ * Read, decide and write the process's ratio: want, or NULL to restore
+ * (write "default" if it is still ours).  *ret_err as above.
+ */
+enum aff_result aff_apply_ratio(int pfd, const struct ratio *ours,
+				const struct ratio *want, bool dry_run,
+				int *ret_err);
 
 /* Does <proc>/self/soft_affinity exist?  0 or -errno. */
 int aff_probe(const char *proc);

@@ -5,6 +5,7 @@
  * config or nothing.
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
@@ -94,42 +95,89 @@ static int get_string(struct ctx *x, const config_setting_t *s,
 	return 0;
 }
 
-/* "5:4" -> {5, 4} */
+/*
+ * Pure: "5:4" -> {5, 4}.  -EINVAL if it does not look like A:P, -ERANGE
+ * if a side is outside RATIO_MIN..RATIO_MAX, -EDOM if allowed < preferred.
+ */
+static int parse_ratio_text(const char *v, struct ratio *ret)
+{
+	unsigned long a, p;
+	char *end;
+
+	errno = 0;
+	if (v[0] < '0' || v[0] > '9')
+		return -EINVAL;
+	a = strtoul(v, &end, 10);
+	if (*end != ':')
+		return -EINVAL;
+	v = end + 1;
+	if (*v < '0' || *v > '9')
+		return -EINVAL;
+	p = strtoul(v, &end, 10);
+	if (*end || errno)
+		return -EINVAL;
+	if (a < RATIO_MIN || a > RATIO_MAX || p < RATIO_MIN || p > RATIO_MAX)
+		return -ERANGE;
+	if (a < p)
+		return -EDOM;
+	ret->allowed = (unsigned int)a;
+	ret->preferred = (unsigned int)p;
+	return 0;
+}
+
+static int ratio_fail(struct ctx *x, const config_setting_t *s, int r,
+		      const char *shape)
+{
+	if (r == -ERANGE)
+		return fail(x, s, "'%s': both sides must be in %d..%d",
+			    config_setting_name(s), RATIO_MIN, RATIO_MAX);
+	if (r == -EDOM)
+		return fail(x, s, "'%s': allowed must not be below preferred",
+			    config_setting_name(s));
+	return fail(x, s, "'%s' must %s", config_setting_name(s), shape);
+}
+
 static int get_ratio(struct ctx *x, const config_setting_t *s,
 		     struct ratio *ret)
 {
 	const char *v;
-	char *end;
-	unsigned long a, p;
 	int r;
 
 	r = get_string(x, s, &v);
 	if (r < 0)
 		return r;
-	errno = 0;
-	a = strtoul(v, &end, 10);
-	if (end == v || *end != ':' || v[0] < '0' || v[0] > '9')
-		goto bad;
-	v = end + 1;
-	if (*v < '0' || *v > '9')
-		goto bad;
-	p = strtoul(v, &end, 10);
-	if (*end || errno)
-		goto bad;
-	if (a < RATIO_MIN || a > RATIO_MAX || p < RATIO_MIN || p > RATIO_MAX)
-		return fail(x, s, "'%s': both sides must be in %d..%d",
-			    config_setting_name(s), RATIO_MIN, RATIO_MAX);
-	if (a < p)
-		return fail(x, s, "'%s': allowed must not be below preferred",
-			    config_setting_name(s));
-	ret->allowed = (unsigned int)a;
-	ret->preferred = (unsigned int)p;
+	r = parse_ratio_text(v, ret);
+	return r < 0 ? ratio_fail(x, s, r,
+				  "look like \"ALLOWED:PREFERRED\", e.g. "
+				  "\"100:1\"")
+		     : 0;
+}
+
+static int get_softness(struct ctx *x, const config_setting_t *s,
+			struct softness *ret)
+{
+	const char *v;
+	int r;
+
+	r = get_string(x, s, &v);
+	if (r < 0)
+		return r;
+	if (!strcmp(v, "adaptive")) {
+		ret->kind = SOFT_ADAPTIVE;
+		return 0;
+	}
+	if (!strcmp(v, "strict")) {
+		ret->kind = SOFT_STRICT;
+		ret->fixed = (struct ratio){RATIO_STRICT_ALLOWED, 1};
+		return 0;
+	}
+	r = parse_ratio_text(v, &ret->fixed);
+	if (r < 0)
+		return ratio_fail(x, s, r,
+				  "be \"adaptive\", \"strict\" or "
+				  "\"ALLOWED:PREFERRED\", e.g. \"20:1\"");
+	ret->kind = SOFT_FIXED;
 	return 0;
-bad:
-	return fail(x, s,
-		    "'%s' must look like \"ALLOWED:PREFERRED\", e.g. "
-		    "\"100:1\"",
-		    config_setting_name(s));
 }
 
 static bool key_in(const char *name, const char *const *keys)
@@ -487,10 +535,10 @@ static int parse_cpus(struct ctx *x, const config_setting_t *s,
 static int parse_rule(struct ctx *x, const config_setting_t *g,
 		      unsigned int index, struct rule *rule)
 {
-	static const char *const keys[] = {"name",    "comm", "exe",
-					   "cmdline", "user", "cgroup",
-					   "nodes",   "cpus", "threads",
-					   NULL};
+	static const char *const keys[] = {
+		"name",	  "comm",    "exe",	 "cmdline", "user",
+		"cgroup", "unit",    "nodes",	 "cpus",    "threads",
+		"softness", NULL};
 	config_setting_t *s, *nodes, *cpus;
 	char buf[32];
 	int r;
@@ -571,10 +619,21 @@ static int parse_rule(struct ctx *x, const config_setting_t *g,
 				    "like \"/system.slice\"");
 		rule->needs |= NEED_CGROUP;
 	}
+	if ((s = config_setting_get_member(g, "unit"))) {
+		r = parse_pattern(x, s, &rule->unit);
+		if (r < 0)
+			return r;
+		/* A unit name is one cgroup path component. */
+		if (strchr(rule->unit, '/'))
+			return fail(x, s,
+				    "'unit' is a unit name like "
+				    "\"postgresql@*.service\", not a path");
+		rule->needs |= NEED_CGROUP;
+	}
 	if (!rule->needs)
 		return fail(x, g,
 			    "rule '%s' has no match key (comm, exe, "
-			    "cmdline, user or cgroup)",
+			    "cmdline, user, cgroup or unit)",
 			    rule->name);
 
 	nodes = config_setting_get_member(g, "nodes");
@@ -605,6 +664,62 @@ static int parse_rule(struct ctx *x, const config_setting_t *g,
 			return fail(x, s,
 				    "'threads' must be \"all\" or "
 				    "\"main\"");
+	}
+	rule->softness.kind = SOFT_ADAPTIVE;
+	if ((s = config_setting_get_member(g, "softness"))) {
+		r = get_softness(x, s, &rule->softness);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* The rules of list s, appended to c's; x->name is their file. */
+static int parse_rules(struct ctx *x, const config_setting_t *s,
+		       struct config *c)
+{
+	const char *file = c->files[c->nfiles - 1];
+	unsigned int n, first = c->nrules;
+	struct rule *grown;
+
+	if (config_setting_type(s) != CONFIG_TYPE_LIST)
+		return fail(x, s, "'rules' must be a list ( { ... }, ... )");
+	n = (unsigned int)config_setting_length(s);
+	if (first + n > CONFIG_MAX_RULES)
+		return fail(x,
+			    config_setting_get_elem(s, CONFIG_MAX_RULES - first),
+			    "too many rules (at most %d)", CONFIG_MAX_RULES);
+	grown = realloc(c->rules, (first + n ? first + n : 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	c->rules = grown;
+	memset(c->rules + first, 0, n * sizeof(*grown));
+	for (unsigned int i = first; i < first + n; i++) {
+		config_setting_t *g = config_setting_get_elem(s, i - first);
+		struct rule *rule = &c->rules[i];
+		int r;
+
+		c->nrules = i + 1;
+		rule->file = file;
+		r = parse_rule(x, g, i, rule);
+		if (r < 0)
+			return r;
+		for (unsigned int j = 0; j < i; j++) {
+			const struct rule *o = &c->rules[j];
+
+			if (strcmp(o->name, rule->name))
+				continue;
+			if (o->file == file)
+				return fail(x, g,
+					    "duplicate rule name '%s' "
+					    "(first at line %d)",
+					    rule->name, o->line);
+			return fail(x, g,
+				    "duplicate rule name '%s' (first at "
+				    "%s:%d)",
+				    rule->name, o->file, o->line);
+		}
+		c->needs |= rule->needs;
 	}
 	return 0;
 }
@@ -638,33 +753,7 @@ static int parse_root(struct ctx *x, config_t *cf, struct config *c)
 		return r;
 
 	s = config_setting_get_member(root, "rules");
-	if (!s)
-		return 0;
-	if (config_setting_type(s) != CONFIG_TYPE_LIST)
-		return fail(x, s, "'rules' must be a list ( { ... }, ... )");
-	unsigned int n = (unsigned int)config_setting_length(s);
-	if (n > CONFIG_MAX_RULES)
-		return fail(x, config_setting_get_elem(s, CONFIG_MAX_RULES),
-			    "too many rules (at most %d)", CONFIG_MAX_RULES);
-	c->rules = calloc(n ? n : 1, sizeof(*c->rules));
-	if (!c->rules)
-		return -ENOMEM;
-	for (unsigned int i = 0; i < n; i++) {
-		config_setting_t *g = config_setting_get_elem(s, i);
-
-		c->nrules = i + 1;
-		r = parse_rule(x, g, i, &c->rules[i]);
-		if (r < 0)
-			return r;
-		for (unsigned int j = 0; j < i; j++)
-			if (!strcmp(c->rules[j].name, c->rules[i].name))
-				return fail(x, g,
-					    "duplicate rule name '%s' "
-					    "(first at line %d)",
-					    c->rules[i].name, c->rules[j].line);
-		c->needs |= c->rules[i].needs;
-	}
-	return 0;
+	return s ? parse_rules(x, s, c) : 0;
 }
 
 static void config_defaults(struct config *c)
@@ -672,7 +761,12 @@ static void config_defaults(struct config *c)
 	c->interval_ms = 1000;
 	c->rescan_ms = 10000;
 	c->restore_on_exit = true;
-	c->mode = RATIO_ADAPTIVE;
+	/*
+	 * The sysctls are every soft-affine task's default, so a daemon
+	 * that moves them couples all rules and all users: softness is per
+	 * rule now, and the global ratio only moves when asked to.
+	 */
+	c->mode = RATIO_OFF;
 	/* The kernel default, and what the RFC measured as "hard". */
 	c->fixed = (struct ratio){100, 1};
 	c->hardest = (struct ratio){100, 1};
@@ -684,28 +778,31 @@ static void config_defaults(struct config *c)
 	c->min_change_ms = 5000;
 }
 
-static int load_common(config_t *cf, int rd, const char *name,
-		       const struct topology *topo, struct config **ret,
-		       char *err, size_t errlen)
+/* libconfig's complaint about cf (read by config_read_*) as ours. */
+static int read_error(config_t *cf, const char *name, char *err, size_t errlen)
+{
+	struct ctx x = {name, config_get_include_dir(cf), NULL, err, errlen};
+
+	if (config_error_type(cf) == CONFIG_ERR_FILE_IO) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: cannot read: %s", name,
+			 e ? strerror(e) : "I/O error");
+		return -ENOENT;
+	}
+	return fail_at(&x, config_error_file(cf), config_error_line(cf), "%s",
+		       config_error_text(cf));
+}
+
+/* A new config from the main file's cf, which this destroys. */
+static int load_main(config_t *cf, const char *name,
+		     const struct topology *topo, struct config **ret,
+		     char *err, size_t errlen)
 {
 	struct ctx x = {name, config_get_include_dir(cf), topo, err, errlen};
 	struct config *c;
 	int r;
 
-	if (!rd) {
-		if (config_error_type(cf) == CONFIG_ERR_FILE_IO) {
-			int e = errno;
-
-			snprintf(err, errlen, "%s: cannot read: %s", name,
-				 e ? strerror(e) : "I/O error");
-			config_destroy(cf);
-			return -ENOENT;
-		}
-		r = fail_at(&x, config_error_file(cf), config_error_line(cf),
-			    "%s", config_error_text(cf));
-		config_destroy(cf);
-		return r;
-	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		config_destroy(cf);
@@ -713,7 +810,9 @@ static int load_common(config_t *cf, int rd, const char *name,
 	}
 	config_defaults(c);
 	c->path = strdup(name);
-	r = c->path ? parse_root(&x, cf, c) : -ENOMEM;
+	c->files[0] = strdup(name);
+	c->nfiles = 1;
+	r = c->path && c->files[0] ? parse_root(&x, cf, c) : -ENOMEM;
 	config_destroy(cf);
 	if (r == -ENOMEM)
 		snprintf(err, errlen, "%s: out of memory", name);
@@ -732,17 +831,18 @@ static int load_common(config_t *cf, int rd, const char *name,
 
 /*
  * Whoever can write the configuration decides which processes run where,
- * and what the daemon reads: it must be a regular file, owned by root
+ * and what the daemon reads: it must be a regular file (the drop-in
+ * directory a directory), owned by root
  * (or by the user running softaffd, so that tests and -t work for
  * anyone), and not writable by group or others.  0, or -EPERM with the
  * reason in err.
  */
-static int check_file(const char *path, const struct stat *st, char *err,
-		      size_t errlen)
+static int check_file(const char *path, const struct stat *st, bool dir,
+		      char *err, size_t errlen)
 {
-	if (!S_ISREG(st->st_mode)) {
-		snprintf(err, errlen, "%s: not a regular file; refusing it",
-			 path);
+	if (dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode)) {
+		snprintf(err, errlen, "%s: not a %s; refusing it", path,
+			 dir ? "directory" : "regular file");
 		return -EPERM;
 	}
 	if (st->st_uid != 0 && st->st_uid != geteuid()) {
@@ -787,7 +887,7 @@ static int read_checked(const char *path, char **ret, char *err, size_t errlen)
 		close(fd);
 		return r;
 	}
-	r = check_file(path, &st, err, errlen);
+	r = check_file(path, &st, false, err, errlen);
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -871,14 +971,17 @@ static int check_includes(const char *text, const char *incdir, int depth,
 	return 0;
 }
 
-int config_load(const char *path, const struct topology *topo,
-		struct config **ret, char *err, size_t errlen)
+/*
+ * Read path (checked, and the files it @includes) into cf, which this
+ * initialises; on error cf is destroyed and err says why.
+ */
+static int read_file_cf(const char *path, config_t *cf, char *err,
+			size_t errlen)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
 	const char *incdir = NULL;
 	char *text;
-	config_t cf;
 	int r;
 
 	/* @include "x.conf" is relative to the including file's directory. */
@@ -895,12 +998,186 @@ int config_load(const char *path, const struct topology *topo,
 		free(text);
 		return r;
 	}
-	config_init(&cf);
+	config_init(cf);
 	if (incdir)
-		config_set_include_dir(&cf, incdir);
-	r = config_read_string(&cf, text);
+		config_set_include_dir(cf, incdir);
+	r = config_read_string(cf, text);
 	free(text);
-	return load_common(&cf, r, path, topo, ret, err, errlen);
+	if (!r) {
+		r = read_error(cf, path, err, errlen);
+		config_destroy(cf);
+		return r;
+	}
+	return 0;
+}
+
+int config_dropin_dir(const char *path, char *ret, size_t size)
+{
+	size_t n = strlen(path);
+
+	if (n > 5 && !strcmp(path + n - 5, ".conf"))
+		n -= 5;
+	if ((size_t)snprintf(ret, size, "%.*s.d", (int)n, path) >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool is_dropin_name(const char *n)
+{
+	size_t len = strlen(n);
+
+	/* Hidden files are editors' and package managers' scratch. */
+	return n[0] != '.' && len > 5 && !strcmp(n + len - 5, ".conf");
+}
+
+/*
+ * The *.conf names in dir, sorted bytewise (not by locale: the order
+ * must not depend on LANG), into *ret; count or -errno with err set.
+ * The directory is held to the same trust as the files: root's (or the
+ * caller's), and not writable by group or others, or anyone could add
+ * a rule.  A missing directory is no drop-ins.
+ */
+static int list_dropins(const char *dir, char ***ret, char *err, size_t errlen)
+{
+	char **names = NULL;
+	struct dirent *de;
+	struct stat st;
+	int fd, n = 0, r = 0;
+	DIR *d;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: cannot read: %s", dir,
+			 strerror(-r));
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	r = check_file(dir, &st, true, err, errlen);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while ((de = readdir(d))) {
+		char **grown;
+
+		if (!is_dropin_name(de->d_name))
+			continue;
+		if (n == CONFIG_MAX_DROPINS) {
+			snprintf(err, errlen, "%s: more than %d drop-ins", dir,
+				 CONFIG_MAX_DROPINS);
+			r = -E2BIG;
+			break;
+		}
+		grown = realloc(names, (size_t)(n + 1) * sizeof(*names));
+		if (!grown || !(grown[n] = strdup(de->d_name))) {
+			names = grown ? grown : names;
+			r = -ENOMEM;
+			break;
+		}
+		names = grown;
+		n++;
+	}
+	closedir(d);
+	if (r < 0) {
+		while (n--)
+			free(names[n]);
+		free(names);
+		return r;
+	}
+	qsort(names, (size_t)n, sizeof(*names), cmp_str);
+	*ret = names;
+	return n;
+}
+
+/* One drop-in: it may only add rules. */
+static int load_dropin(const char *path, const struct topology *topo,
+		       struct config *c, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"rules", NULL};
+	config_t cf;
+	config_setting_t *s;
+	int r;
+
+	c->files[c->nfiles] = strdup(path);
+	if (!c->files[c->nfiles])
+		return -ENOMEM;
+	c->nfiles++;
+	r = read_file_cf(path, &cf, err, errlen);
+	if (r < 0)
+		return r;
+	struct ctx x = {path, config_get_include_dir(&cf), topo, err, errlen};
+	r = check_keys(&x, config_root_setting(&cf), keys,
+		       " in a drop-in (it may only add 'rules')");
+	if (r == 0 && (s = config_lookup(&cf, "rules")))
+		r = parse_rules(&x, s, c);
+	config_destroy(&cf);
+	return r;
+}
+
+static int load_dropins(const char *path, const struct topology *topo,
+			struct config *c, char *err, size_t errlen)
+{
+	char dir[PATH_MAX], file[PATH_MAX];
+	char **names = NULL;
+	int n, r = 0;
+
+	if (config_dropin_dir(path, dir, sizeof(dir)) < 0)
+		return 0;
+	n = list_dropins(dir, &names, err, errlen);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n && r == 0; i++) {
+		if ((size_t)snprintf(file, sizeof(file), "%s/%s", dir,
+				     names[i]) >= sizeof(file)) {
+			snprintf(err, errlen, "%s/%s: name too long", dir,
+				 names[i]);
+			r = -ENAMETOOLONG;
+			break;
+		}
+		r = load_dropin(file, topo, c, err, errlen);
+	}
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return r;
+}
+
+int config_load(const char *path, const struct topology *topo,
+		struct config **ret, char *err, size_t errlen)
+{
+	struct config *c;
+	config_t cf;
+	int r;
+
+	r = read_file_cf(path, &cf, err, errlen);
+	if (r < 0)
+		return r;
+	r = load_main(&cf, path, topo, &c, err, errlen);
+	if (r < 0)
+		return r;
+	r = load_dropins(path, topo, c, err, errlen);
+	if (r == -ENOMEM)
+		snprintf(err, errlen, "%s: out of memory", path);
+	if (r < 0) {
+		config_free(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
 }
 
 int config_load_string(const char *text, const char *name,
@@ -908,14 +1185,19 @@ int config_load_string(const char *text, const char *name,
 		       char *err, size_t errlen)
 {
 	config_t cf;
+	int r;
 
 	if (strstr(text, "@include")) {
 		snprintf(err, errlen, "%s:0: @include not allowed here", name);
 		return -EINVAL;
 	}
 	config_init(&cf);
-	return load_common(&cf, config_read_string(&cf, text), name, topo, ret,
-			   err, errlen);
+	if (!config_read_string(&cf, text)) {
+		r = read_error(&cf, name, err, errlen);
+		config_destroy(&cf);
+		return r;
+	}
+	return load_main(&cf, name, topo, ret, err, errlen);
 }
 
 void config_free(struct config *c)
@@ -933,8 +1215,11 @@ void config_free(struct config *c)
 			regfree(&r->cmdline_re);
 		free(r->user);
 		free(r->cgroup);
+		free(r->unit);
 		free(r->cpus_text);
 	}
+	for (unsigned int i = 0; i < c->nfiles; i++)
+		free(c->files[i]);
 	free(c->rules);
 	free(c->path);
 	free(c);
@@ -950,7 +1235,11 @@ bool rule_equal(const struct rule *a, const struct rule *b)
 	return str_eq(a->name, b->name) && str_eq(a->comm, b->comm) &&
 	       str_eq(a->exe, b->exe) && str_eq(a->cmdline, b->cmdline) &&
 	       a->has_uid == b->has_uid && (!a->has_uid || a->uid == b->uid) &&
-	       str_eq(a->cgroup, b->cgroup) &&
+	       str_eq(a->cgroup, b->cgroup) && str_eq(a->unit, b->unit) &&
+	       a->softness.kind == b->softness.kind &&
+	       (a->softness.kind == SOFT_ADAPTIVE ||
+		!memcmp(&a->softness.fixed, &b->softness.fixed,
+			sizeof(a->softness.fixed))) &&
 	       cpuset_equal(&a->cpus, &b->cpus) && a->threads == b->threads;
 }
 
@@ -1028,6 +1317,8 @@ void config_dump(const struct config *c, FILE *f)
 		}
 		if (r->cgroup)
 			dump_str(f, "cgroup", r->cgroup);
+		if (r->unit)
+			dump_str(f, "unit", r->unit);
 		cpuset_format_list(&r->cpus, cpus, sizeof(cpus));
 		if (r->cpus_text) {
 			fprintf(f, "\t\tcpus = \"%s\";\n", cpus);
@@ -1039,6 +1330,14 @@ void config_dump(const struct config *c, FILE *f)
 		}
 		fprintf(f, "\t\tthreads = \"%s\";\n",
 			r->threads == THREADS_ALL ? "all" : "main");
+		if (r->softness.kind == SOFT_ADAPTIVE)
+			fprintf(f, "\t\tsoftness = \"adaptive\";\n");
+		else if (r->softness.kind == SOFT_STRICT)
+			fprintf(f, "\t\tsoftness = \"strict\";\n");
+		else
+			fprintf(f, "\t\tsoftness = \"%u:%u\";\n",
+				r->softness.fixed.allowed,
+				r->softness.fixed.preferred);
 		fprintf(f, "\t}");
 	}
 	fprintf(f, "%s);\n", c->nrules ? "\n" : "");

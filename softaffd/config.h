@@ -17,6 +17,10 @@
 #define REGEX_MAX_COST		  512
 #define RATIO_MIN		  1 /* kernel range of sched_allowed/preferred */
 #define RATIO_MAX		  10000
+/* softness = "strict": the hardest ratio the kernel takes. */
+#define RATIO_STRICT_ALLOWED	  10000
+/* Drop-in files read after the main one, all files together. */
+#define CONFIG_MAX_DROPINS	  64
 
 /* Which process attributes a rule (or the whole config) needs to read. */
 enum {
@@ -29,8 +33,26 @@ enum {
 
 enum threads_mode { THREADS_ALL, THREADS_MAIN };
 
+enum ratio_mode { RATIO_OFF, RATIO_FIXED, RATIO_ADAPTIVE };
+
+struct ratio {
+	unsigned int allowed, preferred;
+};
+
+/*
+ * How soft a rule's preference is: ADAPTIVE (the controller moves the
+ * rule's own ratio), STRICT (10000:1) or FIXED (ratio as written).
+ */
+enum soft_kind { SOFT_ADAPTIVE, SOFT_STRICT, SOFT_FIXED };
+
+struct softness {
+	enum soft_kind kind;
+	struct ratio fixed; /* STRICT and FIXED */
+};
+
 struct rule {
 	char *name;
+	const char *file; /* where it was written: config->files[] */
 	int line;
 	char *comm;    /* fnmatch pattern against comm (exact if no wildcard) */
 	char *exe;     /* fnmatch pattern against /proc/PID/exe */
@@ -42,19 +64,15 @@ struct rule {
 	uid_t uid;
 	char *user;   /* as written, for the dump */
 	char *cgroup; /* cgroup v2 path prefix, component-wise */
+	char *unit;   /* fnmatch pattern against the systemd unit */
 	int nodes[CONFIG_MAX_NODES_PER_RULE];
 	unsigned int nnodes;
 	char *cpus_text;	/* as written when cpus= was used */
 	struct cpuset cpus;	/* resolved target */
 	struct cpuset node_idx; /* topology indexes the target touches */
 	enum threads_mode threads;
+	struct softness softness;
 	unsigned int needs;
-};
-
-enum ratio_mode { RATIO_OFF, RATIO_FIXED, RATIO_ADAPTIVE };
-
-struct ratio {
-	unsigned int allowed, preferred;
 };
 
 struct config {
@@ -70,11 +88,17 @@ struct config {
 	struct rule *rules;
 	unsigned int nrules;
 	unsigned int needs;
+	/* The main file, then the drop-ins read, in order. */
+	char *files[1 + CONFIG_MAX_DROPINS];
+	unsigned int nfiles;
 };
 
 /*
- * Load and validate path.  On error returns -EINVAL (or -errno) and puts
- * "file:line: message" into err.  Nothing is partially returned.
+ * Load and validate path, then its drop-ins: the *.conf files of the
+ * directory named like path without ".conf" plus ".d" (/etc/softaffd.conf:
+ * /etc/softaffd.d/), in byte order; they add rules after the main file's.
+ * On error returns -EINVAL (or -errno) and puts "file:line: message" into
+ * err.  Nothing is partially returned.
  */
 int config_load(const char *path, const struct topology *topo,
 		struct config **ret, char *err, size_t errlen);
@@ -87,5 +111,7 @@ void config_dump(const struct config *c, FILE *f);
 /* True if both rules select the same processes and target the same CPUs. */
 bool rule_equal(const struct rule *a, const struct rule *b);
 const char *ratio_mode_name(enum ratio_mode m);
+/* The drop-in directory of a main config path into ret; 0 or -ENAMETOOLONG. */
+int config_dropin_dir(const char *path, char *ret, size_t size);
 
 #endif

@@ -77,6 +77,8 @@ static void publish(struct daemon *d)
 		.processes = d->mgr.count,
 		.hand_processes = d->mgr.nhand_procs,
 		.cnt = &d->mgr.cnt,
+		.rs = d->mgr.rs,
+		.ncgroups = d->mgr.ncgs,
 	};
 	struct sbuf b = {0};
 	char line[sizeof(d->last_notify)];
@@ -88,6 +90,13 @@ static void publish(struct daemon *d)
 	s.npids = n > 0 ? (unsigned int)n : 0;
 	status_format(&s, &b);
 	r = status_write(d->o->roots.run, &b, &d->last_status);
+	if (r >= 0) {
+		struct sbuf j = {0};
+
+		status_format_json(&s, &j);
+		r = status_write_json(d->o->roots.run, &j, &d->last_json);
+		sbuf_free(&j);
+	}
 	if (r < 0 && !d->warned_status) {
 		log_warn("cannot write %s/%s: %s", d->o->roots.run,
 			 STATUS_FILE, strerror(-r));
@@ -137,6 +146,7 @@ static void ctl_setup(struct daemon *d)
 
 	ctl_params_from_config(d->cfg, &d->ctl_params);
 	ctl_init(&d->ctl, &d->ctl_params);
+	rulectl_params_default(d->cfg, &d->rctl);
 	for (unsigned int i = 0; i < d->ctl.nrungs; i++)
 		if (d->ctl.ladder[i].allowed == cur.allowed &&
 		    d->ctl.ladder[i].preferred == cur.preferred)
@@ -152,6 +162,131 @@ static void ratio_apply_config(struct daemon *d)
 			   "fixed ratio from configuration");
 	else if (d->cfg->mode == RATIO_ADAPTIVE)
 		sysctl_set(&d->ratio, ctl_ratio(&d->ctl), "adaptive start");
+}
+
+/*
+ * The CPUs rule r may use outside its preferred ones and its preferred
+ * ones, and how busy each were (in CPUs).  Only CPUs of nodes that have CPUs are in topo->all:
+ * a memory-only (CXL) node adds neither capacity nor an average.
+ */
+static void outside_load(const struct daemon *d, unsigned int r,
+			 struct rulectl_sample *in)
+{
+	const struct cpuset *pref = &d->cfg->rules[r].cpus;
+
+	in->outside_cpus = in->home_cpus = 0;
+	in->outside_busy = in->home_busy = 0;
+	for (unsigned int cpu = 0; cpu < CPUSET_MAX; cpu++) {
+		if (!cpuset_test(&d->topo->all, cpu) ||
+		    !cpuset_test(&d->sampler.valid, cpu))
+			continue;
+		if (cpuset_test(pref, cpu)) {
+			in->home_cpus++;
+			in->home_busy += d->sampler.util[cpu];
+		} else {
+			in->outside_cpus++;
+			in->outside_busy += d->sampler.util[cpu];
+		}
+	}
+}
+
+/*
+ * The soft counters (soft_outside_runtime, spills, returns) count only
+ * with kernel.sched_schedstats=1.  Adaptive rules use them for the share
+ * of time outside when they count; otherwise the manager estimates it.
+ * Turning them on needs CAP_SYS_ADMIN, which the unit does not grant, so
+ * this succeeds only for a daemon run by hand (and then puts back the
+ * value it found on stop); under the unit an admin enables them with
+ * sysctl.d for exact figures.
+ */
+static bool schedstats_enabled(const struct daemon *d)
+{
+	char path[PATH_MAX], buf[16];
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/sched_schedstats",
+		 d->o->roots.proc);
+	return read_file(path, buf, sizeof(buf)) > 0 && buf[0] == '1';
+}
+
+static void schedstats_on(struct daemon *d)
+{
+	char path[PATH_MAX], buf[16];
+	bool adaptive = false;
+	int r;
+
+	d->schedstats_orig = -1;
+	for (unsigned int r2 = 0; r2 < d->cfg->nrules; r2++)
+		adaptive |= d->cfg->rules[r2].softness.kind == SOFT_ADAPTIVE;
+	if (!adaptive || d->o->dry_run || d->o->once)
+		return;
+	snprintf(path, sizeof(path), "%s/sys/kernel/sched_schedstats",
+		 d->o->roots.proc);
+	if (read_file(path, buf, sizeof(buf)) < 0 || buf[0] != '0')
+		return;
+	r = write_file(path, "1\n", 2);
+	if (r < 0) {
+		log_info("kernel.sched_schedstats is off (%s to turn it on): "
+			 "adaptive rules estimate their time outside from the "
+			 "CPU each thread was last on; sysctl "
+			 "kernel.sched_schedstats=1 gives exact figures",
+			 strerror(-r));
+		return;
+	}
+	d->schedstats_orig = 0;
+	log_info("turned on kernel.sched_schedstats for the soft affinity "
+		 "counters of adaptive rules; off again on stop");
+}
+
+static void schedstats_restore(struct daemon *d)
+{
+	char path[PATH_MAX];
+
+	if (d->schedstats_orig != 0)
+		return;
+	snprintf(path, sizeof(path), "%s/sys/kernel/sched_schedstats",
+		 d->o->roots.proc);
+	write_file(path, "0\n", 2);
+	d->schedstats_orig = -1;
+}
+
+/* Per rule: gather, let the control law decide, apply. */
+static void rules_step(struct daemon *d, uint64_t now)
+{
+	mgr_sample(&d->mgr, now, schedstats_enabled(d));
+	for (unsigned int r = 0; r < d->cfg->nrules; r++) {
+		const struct rule *rule = &d->cfg->rules[r];
+		struct rule_state *rs = &d->mgr.rs[r];
+		const struct rule_figures *f = &rs->last;
+		struct rulectl_sample in = {
+			.runtime_ns = f->runtime_ns,
+			.delay_ns = f->delay_ns,
+			.outside_ns = f->outside_ns,
+			.interval_ns = f->interval_ns,
+		};
+		struct ratio before = rs->ratio, after;
+		enum rulectl_action a;
+
+		if (rule->softness.kind != SOFT_ADAPTIVE) {
+			snprintf(rs->why, sizeof(rs->why), "%s in the rule",
+				 rule->softness.kind == SOFT_STRICT ? "strict"
+								    : "fixed");
+			continue;
+		}
+		if (!d->mgr.rule_count[r]) {
+			snprintf(rs->why, sizeof(rs->why), "no processes");
+			continue;
+		}
+		outside_load(d, r, &in);
+		a = rulectl_step(&d->rctl, &rs->ctl, &in, rs->why,
+				 sizeof(rs->why));
+		if (a == RULECTL_HOLD)
+			continue;
+		after = rulectl_ratio(&d->rctl, &rs->ctl);
+		log_info("rule '%s': softness %u:%u -> %u:%u (%s)", rule->name,
+			 before.allowed, before.preferred, after.allowed,
+			 after.preferred, rs->why);
+		mgr_set_rule_ratio(&d->mgr, r, after);
+	}
 }
 
 static void on_sample(struct daemon *d)
@@ -172,6 +307,7 @@ static void on_sample(struct daemon *d)
 		return;
 	}
 	sampler_node_util(&d->sampler, d->topo, d->node_util);
+	rules_step(d, now_ms());
 	/* An admin's sysctl -w pauses the fixed ratio too. */
 	if (d->cfg->mode == RATIO_OFF || sysctl_check(&d->ratio) ||
 	    d->cfg->mode != RATIO_ADAPTIVE)
@@ -704,6 +840,7 @@ int daemon_start(struct daemon *d, const struct daemon_opts *o,
 	int r;
 
 	memset(d, 0, sizeof(*d));
+	d->schedstats_orig = -1;
 	d->o = o;
 	d->cfg = cfg;
 	d->topo = topo;
@@ -740,6 +877,7 @@ int daemon_start(struct daemon *d, const struct daemon_opts *o,
 			 o->roots.proc, strerror(-r),
 			 ratio_mode_name(cfg->mode));
 	ctl_setup(d);
+	schedstats_on(d);
 	/*
 	 * Ping every quarter of the watchdog period: systemd suggests half,
 	 * but a CPU-starved guest can stall the loop for seconds, and a
@@ -793,6 +931,7 @@ void daemon_stop(struct daemon *d)
 			mgr_restore_all(&d->mgr);
 			sysctl_restore(&d->ratio);
 		}
+		schedstats_restore(d);
 		sysctl_done(&d->ratio);
 		status_remove(d->o->roots.run);
 	}
@@ -806,6 +945,7 @@ void daemon_stop(struct daemon *d)
 	close_fd(&d->sigfd);
 	close_fd(&d->epfd);
 	sbuf_free(&d->last_status);
+	sbuf_free(&d->last_json);
 	sampler_done(&d->sampler);
 	config_free(d->cfg);
 	free(d->node_util);

@@ -9,6 +9,7 @@
 #include "control.h"
 #include "log.h"
 #include "manager.h"
+#include "rulectl.h"
 #include "sampler.h"
 #include "sysctl.h"
 #include "topology.h"
@@ -45,6 +46,8 @@ struct daemon {
 	struct ctl_params ctl_params;
 	struct ctl_state ctl;
 	struct sysctl_ratio ratio;
+	struct rulectl_params rctl;
+	int schedstats_orig; /* what kernel.sched_schedstats was, -1: untouched */
 	double *node_util;
 	unsigned int caps_start; /* CAPS_* permitted at start */
 	unsigned int caps;	 /* CAPS_* kept */
@@ -59,7 +62,7 @@ struct daemon {
 	unsigned int light_scans;
 	uint64_t wd_period_ms, wd_last_ms;
 	char last_notify[256];
-	struct sbuf last_status;
+	struct sbuf last_status, last_json;
 	int epfd, sigfd, sample_fd, rescan_fd, wd_fd;
 };
 

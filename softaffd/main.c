@@ -14,6 +14,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "log.h"
+#include "explain.h"
 #include "status.h"
 #include "topology.h"
 
@@ -24,7 +25,8 @@
 
 struct opts {
 	struct daemon_opts d;
-	bool test, status, verbose;
+	bool test, status, json, verbose;
+	int explain; /* --explain PID */
 };
 
 static void usage(FILE *f)
@@ -39,6 +41,9 @@ static void usage(FILE *f)
 		"  -1, --once          scan and apply once, then exit\n"
 		"  -s, --status        print what the running daemon "
 		"publishes\n"
+		"      --json          with --status: the same as JSON\n"
+		"      --explain PID   which rule matches PID and why, and "
+		"what is applied\n"
 		"  -v, --verbose       also log debug messages\n"
 		"      --proc-root DIR use DIR instead of /proc (testing)\n"
 		"      --sys-root DIR  use DIR instead of /sys (testing)\n"
@@ -50,7 +55,7 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_PROC = 256, OPT_SYS, OPT_RUN };
+	enum { OPT_PROC = 256, OPT_SYS, OPT_RUN, OPT_JSON, OPT_EXPLAIN };
 	static const struct option lo[] = {
 		{"config", required_argument, NULL, 'c'},
 		{"test", no_argument, NULL, 't'},
@@ -58,6 +63,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{"once", no_argument, NULL, '1'},
 		{"status", no_argument, NULL, 's'},
 		{"verbose", no_argument, NULL, 'v'},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"explain", required_argument, NULL, OPT_EXPLAIN},
 		{"proc-root", required_argument, NULL, OPT_PROC},
 		{"sys-root", required_argument, NULL, OPT_SYS},
 		{"run-dir", required_argument, NULL, OPT_RUN},
@@ -90,6 +97,22 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'v':
 			o->verbose = true;
 			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_EXPLAIN: {
+			char *end;
+			long pid = strtol(optarg, &end, 10);
+
+			if (*end || pid <= 0 || pid > INT32_MAX) {
+				fprintf(stderr, "softaffd: --explain needs a "
+						"process id, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			o->explain = (int)pid;
+			break;
+		}
 		case OPT_PROC:
 		case OPT_SYS:
 		case OPT_RUN: {
@@ -136,7 +159,8 @@ int main(int argc, char **argv)
 	if (r)
 		return r;
 	if (o.status)
-		return status_show(o.d.roots.run);
+		return o.json ? status_show_json(o.d.roots.run)
+			      : status_show(o.d.roots.run);
 	log_init(o.verbose ? LOG_DEBUG : LOG_INFO);
 	/*
 	 * A SIGTERM from here on waits for the loop, which serves it within
@@ -158,15 +182,26 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	r = config_load(o.d.config, topo, &cfg, err, sizeof(err));
-	if (r < 0 || o.test) {
+	if (r == 0 && o.explain) {
+		r = explain_pid(cfg, &o.d.roots, o.explain, stdout);
+		config_free(cfg);
+		free(topo);
+		return r;
+	}
+	if (r < 0 || o.test || o.explain) {
 		if (r < 0 && o.test)
 			fprintf(stderr, "%s\n", err);
 		else if (r < 0)
 			log_err("%s", err);
 		else
 			config_dump(cfg, stdout);
-		if (!r)
-			fprintf(stderr, "%s: configuration OK\n", o.d.config);
+		if (!r) {
+			fprintf(stderr, "%s: configuration OK", o.d.config);
+			for (unsigned int i = 1; i < cfg->nfiles; i++)
+				fprintf(stderr, "%s%s", i == 1 ? ", with " : ", ",
+					cfg->files[i]);
+			fprintf(stderr, "\n");
+		}
 		config_free(cfg);
 		free(topo);
 		return r < 0 ? 1 : 0;

@@ -25,6 +25,17 @@
 #include "log.h"
 #include "manager.h"
 
+/*
+ * Processes sampled per rule and interval.  Waiting and the share
+ * outside are ratios, which a sample of the rule's processes estimates
+ * as well as all of them; a rule over thousands of processes must not
+ * cost thousands of reads a second.  The same processes are met first
+ * each time while the table does not change, so their baselines hold.
+ */
+#define MGR_SAMPLE_PROCS 64
+/* Rules without adaptive softness: figures for --status every 10 s. */
+#define MGR_SAMPLE_OTHERS_MS 10000
+
 /* Call the tick hook every this many items of a batch (threads, pids). */
 #define MGR_TICK_EVERY 64
 
@@ -144,6 +155,7 @@ static void forget_threads(struct mgr *m, struct managed *e)
 
 static void drop(struct mgr *m, struct managed *e)
 {
+	free(e->ts);
 	pidtable_del(&m->procs, &e->node);
 	m->count = m->procs.count;
 	m->rule_count[e->rule]--;
@@ -172,9 +184,45 @@ static int alloc_rule_arrays(const struct config *cfg, unsigned int **ret_count,
 	return 0;
 }
 
+/* The ratio a rule starts with: adaptive ones start hard. */
+static struct ratio initial_ratio(const struct config *cfg,
+				  const struct rule *r)
+{
+	return r->softness.kind == SOFT_ADAPTIVE ? cfg->hardest
+						 : r->softness.fixed;
+}
+
+/*
+ * Per-rule state for cfg; a rule that is unchanged from the old config
+ * keeps its state (an adaptive ratio does not start over on reload).
+ */
+static struct rule_state *rule_states_new(const struct config *cfg,
+					  const struct config *old,
+					  const struct rule_state *old_rs)
+{
+	struct rule_state *rs = calloc(cfg->nrules ? cfg->nrules : 1,
+				       sizeof(*rs));
+
+	if (!rs)
+		return NULL;
+	for (unsigned int i = 0; i < cfg->nrules; i++) {
+		const struct rule *r = &cfg->rules[i];
+
+		rs[i].ratio = initial_ratio(cfg, r);
+		rs[i].cg_mode = r->needs == NEED_CGROUP &&
+				r->threads == THREADS_ALL;
+		for (unsigned int j = 0; old && j < old->nrules; j++)
+			if (rule_equal(r, &old->rules[j]))
+				rs[i] = old_rs[j];
+	}
+	return rs;
+}
+
 int mgr_init(struct mgr *m, const struct roots *roots, const struct config *cfg,
 	     const struct topology *topo, bool dry_run)
 {
+	char path[PATH_MAX];
+
 	memset(m, 0, sizeof(*m));
 	m->roots = *roots;
 	m->cfg = cfg;
@@ -187,6 +235,11 @@ int mgr_init(struct mgr *m, const struct roots *roots, const struct config *cfg,
 	if (pidtable_init(&m->procs) || pidtable_init(&m->others) ||
 	    pidtable_init(&m->dirty))
 		return -ENOMEM;
+	m->rs = rule_states_new(cfg, NULL, NULL);
+	if (!m->rs)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "%s/self/soft_affinity_ratio", roots->proc);
+	m->have_proc_ratio = access(path, F_OK) == 0;
 	return alloc_rule_arrays(cfg, &m->rule_count, &m->einval_warned,
 				 &m->rule_rl);
 }
@@ -207,6 +260,13 @@ void mgr_done(struct mgr *m)
 	free(m->rule_count);
 	free(m->einval_warned);
 	free(m->rule_rl);
+	free(m->rs);
+	for (size_t i = 0; i < m->ncgs; i++)
+		free(m->cgs[i].path);
+	free(m->cgs);
+	m->rs = NULL;
+	m->cgs = NULL;
+	m->ncgs = 0;
 	free(m->snap);
 	free(m->tids);
 	m->rule_count = NULL;
@@ -507,12 +567,78 @@ static void visit_threads(struct mgr *m, struct managed *e, int pfd,
 	m->nhand_procs += owned_prune(&e->own, m->tids, (size_t)n);
 }
 
+/*
+ * The rule's ratio as the process's own soft_affinity_ratio: one write
+ * for all its threads, later ones included.  want NULL: restore.
+ */
+static void apply_ratio(struct mgr *m, struct managed *e, int pfd,
+			const struct ratio *want)
+{
+	const struct rule *rule = &m->cfg->rules[e->rule];
+	enum aff_result res;
+	char comm[128];
+	int err;
+
+	if (!m->have_proc_ratio) {
+		/* An older kernel is supported: a notice, not a warning. */
+		if (want && !m->proc_ratio_logged)
+			log_msg(LOG_NOTICE,
+				"this kernel has no %s/PID/soft_affinity_ratio: "
+				 "rules' softness is not applied, the "
+				 "sysctls' ratio is in force for them",
+				 m->roots.proc);
+		m->proc_ratio_logged = true;
+		return;
+	}
+	if (e->flags & (M_RATIO_FOREIGN | M_IGNORED))
+		return;
+	if (!want && !e->ratio_ours.allowed)
+		return;
+	res = aff_apply_ratio(pfd, &e->ratio_ours, want, m->dry_run, &err);
+	switch (res) {
+	case AFF_WRITTEN:
+		m->cnt.ratio_written++;
+		if (want)
+			log_debug("%sset soft_affinity_ratio of %d to %u:%u "
+				  "(rule '%s')",
+				  m->dry_run ? "dry-run: would " : "",
+				  e->node.pid, want->allowed, want->preferred,
+				  rule->name);
+		/* fall through */
+	case AFF_UNCHANGED:
+		if (!m->dry_run)
+			e->ratio_ours = want ? *want : (struct ratio){0, 0};
+		break;
+	case AFF_FOREIGN:
+		m->cnt.foreign++;
+		if (want) {
+			log_msg(rule_prio(m, e->rule),
+				"pid %d (%s): soft_affinity_ratio set by hand; "
+				"leaving it alone until it execs (rule '%s')",
+				e->node.pid,
+				procfs_escape(e->comm, comm, sizeof(comm)),
+				rule->name);
+			e->flags |= M_RATIO_FOREIGN;
+		}
+		break;
+	case AFF_GONE:
+		break;
+	default:
+		m->cnt.errors++;
+		if (!(e->flags & M_WARNED_ERROR))
+			log_warn("pid %d: soft_affinity_ratio: %s", e->node.pid,
+				 strerror(-err));
+		e->flags |= M_WARNED_ERROR;
+		break;
+	}
+}
+
 static void apply_proc(struct mgr *m, struct managed *e, int pfd,
 		       enum walk walk)
 {
 	const struct rule *rule = &m->cfg->rules[e->rule];
 
-	if (e->flags & M_IGNORED)
+	if (e->flags & (M_IGNORED | M_CGROUP))
 		return;
 	if (!(e->flags & M_ADOPTED))
 		walk = WALK_ALL;
@@ -520,14 +646,17 @@ static void apply_proc(struct mgr *m, struct managed *e, int pfd,
 		return;
 	visit_threads(m, e, pfd, walk, apply_one,
 		      rule->threads == THREADS_MAIN ? unset_other : apply_one);
+	if (!(e->flags & M_IGNORED) && walk == WALK_ALL)
+		apply_ratio(m, e, pfd, &m->rs[e->rule].ratio);
 	e->flags |= M_ADOPTED;
 }
 
 static void restore_proc(struct mgr *m, struct managed *e, int pfd)
 {
-	if (e->flags & M_IGNORED)
+	if (e->flags & (M_IGNORED | M_CGROUP))
 		return;
 	visit_threads(m, e, pfd, WALK_ALL, restore_one, restore_one);
+	apply_ratio(m, e, pfd, NULL);
 }
 
 /*
@@ -548,12 +677,181 @@ static int open_same(struct mgr *m, struct managed *e)
 	return -1;
 }
 
+/* ---- act: cgroups ---- */
+
+static struct cg_entry *cg_find(struct mgr *m, const char *path)
+{
+	for (size_t i = 0; i < m->ncgs; i++)
+		if (!strcmp(m->cgs[i].path, path))
+			return &m->cgs[i];
+	return NULL;
+}
+
+static struct cg_entry *cg_add(struct mgr *m, const char *path,
+			       unsigned int rule, const struct cgpref *orig)
+{
+	struct cg_entry *grown = realloc(m->cgs, (m->ncgs + 1) * sizeof(*grown));
+	struct cg_entry *c;
+
+	if (!grown)
+		return NULL;
+	m->cgs = grown;
+	c = &m->cgs[m->ncgs];
+	memset(c, 0, sizeof(*c));
+	c->path = strdup(path);
+	if (!c->path)
+		return NULL;
+	c->rule = rule;
+	c->orig = *orig;
+	m->ncgs++;
+	return c;
+}
+
+static bool ratio_same(const struct ratio *a, const struct ratio *b)
+{
+	return a->allowed == b->allowed && a->preferred == b->preferred;
+}
+
+static bool cgpref_same(const struct cgpref *a, const struct cgpref *b)
+{
+	return a->has_mask == b->has_mask &&
+	       (!a->has_mask || cpuset_equal(&a->mask, &b->mask)) &&
+	       ratio_same(&a->ratio, &b->ratio);
+}
+
+/*
+ * Write want into cgroup c, ratio first: a preference without a ratio
+ * of its own is the rule's mask at the wrong softness, a ratio without a
+ * mask does nothing.  If the mask is refused, the ratio goes back to
+ * what it was, so a failed apply changes nothing.  0 or -errno.
+ */
+static int cg_write(struct mgr *m, const char *path, const struct cgpref *cur,
+		    const struct cgpref *want)
+{
+	const char *sys = m->roots.sys;
+	bool ratio_changed = !ratio_same(&cur->ratio, &want->ratio);
+	int r = 0;
+
+	if (ratio_changed)
+		r = cgpref_write_ratio(sys, path,
+				       want->ratio.allowed ? &want->ratio
+							   : NULL);
+	if (r < 0)
+		return r;
+	if (want->has_mask != cur->has_mask ||
+	    (want->has_mask && !cpuset_equal(&want->mask, &cur->mask)))
+		r = cgpref_write_mask(sys, path,
+				      want->has_mask ? &want->mask : NULL);
+	if (r < 0 && ratio_changed)
+		cgpref_write_ratio(sys, path,
+				   cur->ratio.allowed ? &cur->ratio : NULL);
+	return r;
+}
+
+/*
+ * Put rule's preference on the cgroup at path.  -ENOENT when it has no
+ * cpuset.cpus.preferred (then the caller falls back to the threads).
+ */
+static int cg_apply(struct mgr *m, unsigned int rule, const char *path)
+{
+	const struct rule *ru = &m->cfg->rules[rule];
+	struct cg_entry *c = cg_find(m, path);
+	struct cgpref cur, want = {true, ru->cpus, m->rs[rule].ratio};
+	char cpus[CPUSET_LIST_BUFSZ];
+	int r;
+
+	r = cgpref_read(m->roots.sys, path, &cur);
+	if (r < 0)
+		return r;
+	if (!c) {
+		c = cg_add(m, path, rule, &cur);
+		if (!c)
+			return -ENOMEM;
+	}
+	if (c->foreign || cgpref_same(&cur, &want))
+		goto done;
+	if (c->written && !cgpref_same(&cur, &c->ours)) {
+		log_warn("cgroup %s: cpuset.cpus.preferred or its ratio was "
+			 "changed by someone else; leaving it alone (rule "
+			 "'%s')",
+			 path, ru->name);
+		c->foreign = true;
+		goto done;
+	}
+	cpuset_format_list(&want.mask, cpus, sizeof(cpus));
+	if (m->dry_run) {
+		log_info("dry-run: would set cgroup %s preferred %s ratio "
+			 "%u:%u (rule '%s')",
+			 path, cpus, want.ratio.allowed, want.ratio.preferred,
+			 ru->name);
+		goto done;
+	}
+	r = cg_write(m, path, &cur, &want);
+	if (r < 0)
+		return r;
+	m->cnt.cg_written++;
+	log_msg(c->written ? LOG_DEBUG : LOG_INFO,
+		"cgroup %s: preferred %s, ratio %u:%u (rule '%s')", path, cpus,
+		want.ratio.allowed, want.ratio.preferred, ru->name);
+done:
+	c->rule = rule;
+	if (!c->foreign && !m->dry_run) {
+		c->ours = want;
+		c->written = true;
+	}
+	return 0;
+}
+
+/* Put back what the cgroup had before us, if it still has our value. */
+static void cg_restore(struct mgr *m, struct cg_entry *c)
+{
+	struct cgpref cur;
+
+	if (!c->written || c->foreign || m->dry_run ||
+	    cgpref_read(m->roots.sys, c->path, &cur) < 0 ||
+	    !cgpref_same(&cur, &c->ours))
+		return;
+	if (cg_write(m, c->path, &cur, &c->orig) == 0) {
+		m->cnt.restored++;
+		log_debug("cgroup %s: preference restored", c->path);
+	}
+}
+
+/* Act on the cgroup of s for its cgroup-mode rule; false: do threads. */
+static bool cg_eval(struct mgr *m, const struct snap *s, unsigned int rule)
+{
+	struct rule_state *rs = &m->rs[rule];
+	char path[sizeof(s->cgroup)] = "?";
+	int r;
+
+	if (!rs->cg_mode || !s->a.cgroup)
+		return false;
+	r = rules_cgroup_target(&m->cfg->rules[rule], s->a.cgroup, path,
+				sizeof(path));
+	if (r == 0)
+		r = cg_apply(m, rule, path);
+	if (r == 0)
+		return true;
+	if (!rs->cg_fallback_logged)
+		log_warn("rule '%s': cannot set the preference of cgroup %s "
+			 "(%s%s); setting each process's threads instead",
+			 m->cfg->rules[rule].name, path, strerror(-r),
+			 r == -ENOENT ? ": no cpuset.cpus.preferred there, "
+					"the cpuset controller is not enabled "
+					"for it (AllowedCPUs= on the unit does)"
+				      : "");
+	rs->cg_fallback_logged = true;
+	return false;
+}
+
 /* Start over with e: adopt all its threads on the next apply. */
 static void readopt(struct mgr *m, struct managed *e)
 {
 	forget_threads(m, e);
+	e->ratio_ours = (struct ratio){0, 0};
 	e->flags &= ~(unsigned int)(M_ADOPTED | M_HAND_LOGGED | M_IGNORED |
-				    M_WARNED_EMPTY | M_WARNED_ERROR);
+				    M_WARNED_EMPTY | M_WARNED_ERROR |
+				    M_RATIO_FOREIGN);
 }
 
 static void unmanage(struct mgr *m, struct managed *e, int pfd,
@@ -646,6 +944,10 @@ static void eval(struct mgr *m, unsigned int why, unsigned int inherit,
 			m->cfg->rules[rule].name);
 	}
 	snprintf(e->comm, sizeof(e->comm), "%s", s->st.comm);
+	if (cg_eval(m, s, (unsigned int)rule))
+		e->flags |= M_CGROUP;
+	else
+		e->flags &= ~(unsigned int)M_CGROUP;
 	apply_proc(m, e, s->pfd, walk);
 }
 
@@ -937,9 +1239,34 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 	unsigned int *rc;
 	bool *ew;
 
+	struct rule_state *rs;
+	size_t ncg = 0;
+
 	if (alloc_rule_arrays(cfg, &rc, &ew, &rl))
 		return -ENOMEM;
+	rs = rule_states_new(cfg, m->cfg, m->rs);
+	if (!rs) {
+		free(rc);
+		free(ew);
+		free(rl);
+		return -ENOMEM;
+	}
 	mgr_scan_abort(m);
+	/* Cgroups of changed or removed rules get back what they had. */
+	for (size_t k = 0; k < m->ncgs; k++) {
+		struct cg_entry *c = &m->cgs[k];
+		int nr = rule_by_name(cfg, m->cfg->rules[c->rule].name);
+
+		if (nr >= 0 && rule_equal(&m->cfg->rules[c->rule],
+					  &cfg->rules[nr])) {
+			c->rule = (unsigned int)nr;
+			m->cgs[ncg++] = *c;
+			continue;
+		}
+		cg_restore(m, c);
+		free(c->path);
+	}
+	m->ncgs = ncg;
 	/* Events queued under the old rules are covered by the full scan. */
 	pidtable_clear(&m->dirty);
 	pidtable_for_each (&m->procs, n, next) {
@@ -982,6 +1309,8 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 	free(old_count);
 	free(old_warned);
 	free(old_rl);
+	free(m->rs);
+	m->rs = rs;
 	m->rule_count = rc;
 	m->einval_warned = ew;
 	m->rule_rl = rl;
@@ -1057,6 +1386,141 @@ void mgr_restore_all(struct mgr *m)
 		restore_inherited(m, (struct other *)n);
 		tick(m, i++);
 	}
+	for (size_t k = 0; k < m->ncgs; k++)
+		cg_restore(m, &m->cgs[k]);
+}
+
+static int cmp_tsample(const void *a, const void *b)
+{
+	return cmp_int(&((const struct tsample *)a)->tid,
+		       &((const struct tsample *)b)->tid);
+}
+
+/* Add e's threads' progress since its last sample to f. */
+static void sample_proc(struct mgr *m, struct managed *e, int pfd,
+			struct rule_figures *f, bool exact)
+{
+	const struct cpuset *pref = target_of(m, e->rule);
+	int n = procfs_read_tids(pfd, &m->tids, &m->tids_cap);
+	struct tsample *now;
+	unsigned int k = 0;
+
+	if (n <= 0)
+		return;
+	now = calloc((size_t)n, sizeof(*now));
+	if (!now)
+		return;
+	qsort(m->tids, (size_t)n, sizeof(*m->tids), cmp_int);
+	for (int i = 0; i < n; i++) {
+		struct tsample key = {.tid = m->tids[i]}, *old;
+		struct task_sched *v = &now[k].v;
+
+		struct pstat st;
+
+		if (procfs_read_task_sched(pfd, m->tids[i], exact, v) < 0)
+			continue;
+		now[k].tid = m->tids[i];
+		old = e->ts ? bsearch(&key, e->ts, e->nts, sizeof(*e->ts),
+				      cmp_tsample)
+			    : NULL;
+		/* A thread's first sample is its baseline, not its delta. */
+		if (old && v->runtime_ns >= old->v.runtime_ns &&
+		    v->delay_ns >= old->v.delay_ns) {
+			uint64_t ran = v->runtime_ns - old->v.runtime_ns;
+
+			f->runtime_ns += ran;
+			f->delay_ns += v->delay_ns - old->v.delay_ns;
+			uint64_t out = v->outside_ns - old->v.outside_ns;
+
+			/* Not more than it ran: schedstats may just have
+			 * been turned on, over a baseline without them. */
+			if (exact && v->outside_ns >= old->v.outside_ns)
+				f->outside_ns += out < ran ? out : ran;
+			else if (!exact && ran &&
+				 procfs_read_stat(pfd, m->tids[i], &st) == 0 &&
+				 st.processor >= 0 && st.processor < CPUSET_MAX &&
+				 !cpuset_test(pref, (unsigned int)st.processor))
+				f->outside_ns += ran;
+			/* 32-bit kernel counters: wrap as u32. */
+			f->spills += (uint32_t)(v->spills - old->v.spills);
+			f->returns += (uint32_t)(v->returns - old->v.returns);
+		}
+		k++;
+		tick(m, (unsigned long)i);
+	}
+	free(e->ts);
+	e->ts = now;
+	e->nts = k;
+	f->processes++;
+	f->threads += k;
+}
+
+void mgr_sample(struct mgr *m, uint64_t now, bool exact)
+{
+	struct pidnode *n, *next;
+	bool *due = calloc(m->cfg->nrules ? m->cfg->nrules : 1, sizeof(*due));
+
+	if (!due)
+		return;
+	for (unsigned int r = 0; r < m->cfg->nrules; r++) {
+		struct rule_state *rs = &m->rs[r];
+		bool adaptive =
+			m->cfg->rules[r].softness.kind == SOFT_ADAPTIVE;
+
+		if (!adaptive && rs->sampled_ms &&
+		    now - rs->sampled_ms < MGR_SAMPLE_OTHERS_MS)
+			continue;
+		due[r] = true;
+		rs->last = (struct rule_figures){
+			.interval_ns = rs->sampled_ms
+					       ? (now - rs->sampled_ms) * 1000000ULL
+					       : 0,
+			.valid = rs->sampled_ms != 0};
+		rs->sampled_ms = now;
+	}
+	pidtable_for_each (&m->procs, n, next) {
+		struct managed *e = as_managed(n);
+		struct rule_figures *f = &m->rs[e->rule].last;
+		int pfd;
+
+		if (!due[e->rule] || (e->flags & M_IGNORED) ||
+		    f->processes >= MGR_SAMPLE_PROCS)
+			continue;
+		pfd = open_same(m, e);
+		if (pfd < 0)
+			continue;
+		sample_proc(m, e, pfd, f, exact);
+		close(pfd);
+	}
+	free(due);
+}
+
+unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,
+				struct ratio ratio)
+{
+	uint64_t before = m->cnt.ratio_written + m->cnt.cg_written;
+	struct pidnode *n, *next;
+	unsigned long i = 0;
+
+	m->rs[rule].ratio = ratio;
+	for (size_t k = 0; k < m->ncgs; k++)
+		if (m->cgs[k].rule == rule)
+			cg_apply(m, rule, m->cgs[k].path);
+	pidtable_for_each (&m->procs, n, next) {
+		struct managed *e = as_managed(n);
+		int pfd;
+
+		if (e->rule != rule || (e->flags & (M_CGROUP | M_IGNORED)))
+			continue;
+		pfd = open_same(m, e);
+		if (pfd < 0)
+			continue;
+		apply_ratio(m, e, pfd, &ratio);
+		close(pfd);
+		tick(m, i++);
+	}
+	return (unsigned int)(m->cnt.ratio_written + m->cnt.cg_written -
+			      before);
 }
 
 unsigned int mgr_active_groups(const struct mgr *m, struct cpuset *ret,

@@ -5,11 +5,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cgpref.h"
 #include "config.h"
 #include "log.h"
 #include "owned.h"
 #include "pidtable.h"
 #include "procfs.h"
+#include "rulectl.h"
 #include "rules.h"
 #include "scanner.h"
 #include "topology.h"
@@ -27,7 +29,24 @@ struct managed {
 	unsigned int rule; /* index into the current config */
 	unsigned int flags;
 	uint32_t seen; /* scan generation that last saw it */
+	struct ratio ratio_ours; /* soft_affinity_ratio we wrote, {0, 0} none */
 	struct owned own;
+	/* Each thread's accounting at the last sample, by tid. */
+	struct tsample *ts;
+	unsigned int nts;
+};
+
+struct tsample {
+	int tid;
+	struct task_sched v;
+};
+
+/* What a rule's threads did over one sample interval. */
+struct rule_figures {
+	uint64_t runtime_ns, delay_ns, outside_ns, spills, returns;
+	uint64_t interval_ns;
+	unsigned int processes, threads;
+	bool valid;
 };
 
 enum {
@@ -37,6 +56,36 @@ enum {
 	M_LOGGED = 1 << 3,  /* first apply was logged at info */
 	M_ADOPTED = 1 << 4, /* first pass done: later masks are claimed */
 	M_HAND_LOGGED = 1 << 5,
+	M_CGROUP = 1 << 6,	   /* its rule acts on its cgroup, not on it */
+	M_RATIO_FOREIGN = 1 << 7,  /* someone else set its ratio: left alone */
+};
+
+/*
+ * Per rule: the softness in force, and whether it acts on cgroups.  A
+ * rule that matches on cgroup and unit alone (threads = "all") is one
+ * write to the cgroup's cpuset.cpus.preferred and .ratio: every task in
+ * it, and every later one, follows without softaffd chasing threads.
+ */
+struct rule_state {
+	struct ratio ratio; /* in force now */
+	bool cg_mode;
+	bool cg_fallback_logged;
+	struct rulectl_state ctl; /* adaptive rules */
+	char why[160];		  /* why the softness is what it is */
+	struct rule_figures last; /* the last sample, for --status */
+	uint64_t sampled_ms;	  /* when, 0: never (the next is a baseline) */
+};
+
+/*
+ * A cgroup whose preference softaffd set: what it had before (restored
+ * on stop and when the rule goes), and what we wrote, so that a value
+ * someone else writes later is left alone (foreign).
+ */
+struct cg_entry {
+	char *path;
+	unsigned int rule;
+	struct cgpref orig, ours;
+	bool written, foreign;
 };
 
 /*
@@ -88,6 +137,7 @@ struct mgr_counters {
 	uint64_t scans, events, events_lost;
 	uint64_t written, unchanged, gone, eperm, einval, empty, rt, errors;
 	uint64_t restored, foreign, ratio_changes, hand;
+	uint64_t ratio_written, cg_written;
 	uint64_t evals, cached, regex_skipped;
 };
 
@@ -113,6 +163,11 @@ struct mgr {
 	unsigned int *rule_count; /* managed processes per rule */
 	bool *einval_warned;	  /* per rule */
 	struct log_ratelimit *rule_rl; /* per rule: matches/leaves lines */
+	struct rule_state *rs;	       /* per rule */
+	struct cg_entry *cgs;	       /* cgroups we set */
+	size_t ncgs;
+	bool have_proc_ratio; /* the kernel has /proc/PID/soft_affinity_ratio */
+	bool proc_ratio_logged;
 	size_t nhand_procs; /* managed processes with hand-set threads */
 	struct scanner scan; /* the scan in progress, a slice at a time */
 	enum mgr_scan_kind scan_kind;
@@ -182,6 +237,23 @@ void mgr_flush_logs(struct mgr *m, uint64_t now_ms);
 unsigned int mgr_active_groups(const struct mgr *m, struct cpuset *ret,
 			       unsigned int max);
 struct managed *mgr_lookup(const struct mgr *m, int pid);
+/*
+ * Put ratio in force for rule: its processes' soft_affinity_ratio, or
+ * its cgroups' cpuset.cpus.preferred.ratio.  Returns how many writes.
+ */
+/*
+ * Gather: per rule, what its managed processes' threads did since the
+ * last call (task/TID/schedstat, and sched for the soft counters) into
+ * m->rs[].last.  Rules with adaptive softness are sampled each time,
+ * the others (whose figures only --status shows) every
+ * MGR_SAMPLE_OTHERS_MS, which keeps an idle daemon idle.  exact: kernel.sched_schedstats is on, so the soft
+ * counters count; otherwise a thread's runtime over the interval counts
+ * as outside when the CPU it was last on is (an estimate, which needs
+ * no privilege: turning schedstats on needs CAP_SYS_ADMIN).
+ */
+void mgr_sample(struct mgr *m, uint64_t now_ms, bool exact);
+unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,
+				struct ratio ratio);
 /*
  * Every managed process as a triple (rule, pid, has hand-set threads),
  * sorted by rule then pid, for the status.  Count or -ENOMEM.

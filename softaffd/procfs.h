@@ -16,6 +16,7 @@ struct pstat {
 	int ppid;
 	unsigned long flags; /* field 9, PF_* */
 	uint64_t starttime;  /* field 22, clock ticks since boot */
+	int processor;	     /* field 39: the CPU it last ran on */
 	unsigned int policy; /* field 41 */
 };
 
@@ -46,6 +47,20 @@ int procfs_read_cmdline(int pfd, char *ret, size_t size);
 int procfs_read_cgroup(int pfd, char *ret, size_t size);
 /* The tids under task/ into *buf (grown as needed).  Count or -errno. */
 int procfs_read_tids(int pfd, int **buf, size_t *cap);
+
+/* One thread's scheduler accounting, for the softness controller. */
+struct task_sched {
+	uint64_t runtime_ns, delay_ns; /* task/TID/schedstat */
+	uint64_t outside_ns;	       /* sched: soft_outside_runtime */
+	uint64_t spills, returns;      /* sched: wakeups + migrations */
+};
+
+/* Pure parsers: 0 or -EINVAL; sched fields not found stay as they were. */
+int procfs_parse_schedstat(const char *buf, struct task_sched *ret);
+int procfs_parse_sched(const char *buf, struct task_sched *ret);
+/* schedstat, and with detail also sched, of one thread.  0 or -errno. */
+int procfs_read_task_sched(int pfd, int tid, bool detail,
+			   struct task_sched *ret);
 
 /* Printable copy of an untrusted name for log lines. */
 const char *procfs_escape(const char *in, char *out, size_t size);

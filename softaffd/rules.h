@@ -2,6 +2,7 @@
 #ifndef SOFTAFF_RULES_H
 #define SOFTAFF_RULES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -52,7 +53,28 @@ int rules_match_from(const struct config *c, struct proc_attrs *a,
 		     unsigned int *ret_need);
 /* Same with every attribute loaded and a fresh budget: index or -1. */
 int rules_match(const struct config *c, const struct proc_attrs *a);
+/*
+ * Pure, for --explain: does r match a (every attribute loaded), and if
+ * not, which key fails and how, in why.
+ */
+bool rules_explain(const struct rule *r, const struct proc_attrs *a, char *why,
+		   size_t size);
 /* "/a/b" is a prefix of "/a/b" and "/a/b/c", not of "/a/bc". */
 bool cgroup_has_prefix(const char *path, const char *prefix);
+/*
+ * Pure: the systemd unit a cgroup v2 path belongs to ("/system.slice/
+ * pg@14.service/x" -> "pg@14.service") into ret; -ENOENT when it is in
+ * no unit (a bare slice, the root), -ENAMETOOLONG.
+ */
+int rules_unit_of(const char *cgroup, char *ret, size_t size);
+/* The same, but the unit's cgroup: "/system.slice/pg@14.service". */
+int rules_unit_cgroup(const char *cgroup, char *ret, size_t size);
+/*
+ * Pure: the cgroup a rule that matches on cgroup and unit only acts on,
+ * for a process in cgroup: its unit's cgroup, or the rule's cgroup
+ * prefix, whichever is deeper.  0, -ENOENT, -ENAMETOOLONG.
+ */
+int rules_cgroup_target(const struct rule *r, const char *cgroup, char *ret,
+			size_t size);
 
 #endif

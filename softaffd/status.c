@@ -66,6 +66,48 @@ void status_format(const struct status_snapshot *s, struct sbuf *b)
 			    cfg->rules[r].name, cpus, s->rule_count[r]);
 		format_pids(s, b, r, false, s->rule_count[r]);
 	}
+	/*
+	 * Per rule, whether its softness works: the ratio in force and why,
+	 * then over the last sample interval the wait fraction (time
+	 * runnable but not running), the share of CPU time outside the
+	 * preferred CPUs, and spills and returns per minute.  Own lines,
+	 * so "rule NAME ... pids" parsers see nothing new.
+	 */
+	for (unsigned int r = 0; s->rs && r < cfg->nrules; r++) {
+		const struct rule_state *rs = &s->rs[r];
+		const struct rule_figures *f = &rs->last;
+		const char *kind = cfg->rules[r].softness.kind == SOFT_ADAPTIVE
+					   ? "adaptive"
+				   : cfg->rules[r].softness.kind == SOFT_STRICT
+					   ? "strict"
+					   : "fixed";
+		uint64_t all = f->runtime_ns + f->delay_ns;
+
+		sbuf_printf(b, "softness %s %u:%u %s via %s", cfg->rules[r].name,
+			    rs->ratio.allowed, rs->ratio.preferred, kind,
+			    rs->cg_mode ? "cgroup" : "process");
+		if (f->valid && f->interval_ns && f->threads) {
+			double per_min = 60e9 / (double)f->interval_ns;
+
+			sbuf_printf(b,
+				    " threads %u wait %.1f%% outside %.1f%% "
+				    "spills/min %.0f returns/min %.0f",
+				    f->threads,
+				    all ? 100.0 * (double)f->delay_ns /
+						  (double)all
+					: 0,
+				    f->runtime_ns
+					    ? 100.0 * (double)f->outside_ns /
+						      (double)f->runtime_ns
+					    : 0,
+				    (double)f->spills * per_min,
+				    (double)f->returns * per_min);
+		} else {
+			sbuf_printf(b, " threads - wait - outside - "
+				       "spills/min - returns/min -");
+		}
+		sbuf_printf(b, ": %s\n", rs->why[0] ? rs->why : "not sampled yet");
+	}
 	/* Own lines, so "rule NAME ... pids" parsers see nothing new. */
 	for (unsigned int r = 0; s->hand_processes && r < cfg->nrules; r++) {
 		unsigned int nh = count_hand(s, r);
@@ -97,6 +139,95 @@ void status_format(const struct status_snapshot *s, struct sbuf *b)
 		    (unsigned long long)c->regex_skipped);
 }
 
+static void json_str(struct sbuf *b, const char *v)
+{
+	sbuf_printf(b, "\"");
+	for (; *v; v++) {
+		unsigned char c = (unsigned char)*v;
+
+		if (c == '"' || c == '\\')
+			sbuf_printf(b, "\\%c", c);
+		else if (c < 0x20)
+			sbuf_printf(b, "\\u%04x", c);
+		else
+			sbuf_printf(b, "%c", c);
+	}
+	sbuf_printf(b, "\"");
+}
+
+static const char *softness_kind(const struct rule *r)
+{
+	return r->softness.kind == SOFT_ADAPTIVE ? "adaptive"
+	       : r->softness.kind == SOFT_STRICT ? "strict"
+						 : "fixed";
+}
+
+void status_format_json(const struct status_snapshot *s, struct sbuf *b)
+{
+	const struct config *cfg = s->cfg;
+	char cpus[CPUSET_LIST_BUFSZ];
+
+	sbuf_printf(b, "{\"pid\":%d,\"config\":", s->pid);
+	json_str(b, cfg->path);
+	sbuf_printf(b, ",\"dry_run\":%s,\"processes\":%zu,\"rules\":[",
+		    s->dry_run ? "true" : "false", s->processes);
+	for (unsigned int r = 0; r < cfg->nrules; r++) {
+		const struct rule *ru = &cfg->rules[r];
+		unsigned int n = 0;
+
+		cpuset_format_list(&ru->cpus, cpus, sizeof(cpus));
+		sbuf_printf(b, "%s{\"name\":", r ? "," : "");
+		json_str(b, ru->name);
+		sbuf_printf(b, ",\"cpus\":\"%s\",\"processes\":%u,\"pids\":[",
+			    cpus, s->rule_count[r]);
+		for (unsigned int i = 0; i < s->npids; i++) {
+			const int *p = &s->pids[i * 3];
+
+			if ((unsigned int)p[0] == r && n++ < STATUS_MAX_PIDS)
+				sbuf_printf(b, "%s%d", n > 1 ? "," : "", p[1]);
+		}
+		sbuf_printf(b, "],\"softness\":\"%s\"", softness_kind(ru));
+		if (s->rs) {
+			const struct rule_state *rs = &s->rs[r];
+			const struct rule_figures *f = &rs->last;
+			uint64_t all = f->runtime_ns + f->delay_ns;
+
+			sbuf_printf(b, ",\"ratio\":\"%u:%u\",\"via\":\"%s\",\"why\":",
+				    rs->ratio.allowed, rs->ratio.preferred,
+				    rs->cg_mode ? "cgroup" : "process");
+			json_str(b, rs->why[0] ? rs->why : "not sampled yet");
+			if (f->valid && f->interval_ns && f->threads) {
+				double per_min = 60e9 / (double)f->interval_ns;
+
+				sbuf_printf(b,
+					    ",\"threads\":%u,\"wait_pct\":%.1f,"
+					    "\"outside_pct\":%.1f,"
+					    "\"spills_per_min\":%.0f,"
+					    "\"returns_per_min\":%.0f",
+					    f->threads,
+					    all ? 100.0 * (double)f->delay_ns /
+							  (double)all
+						: 0,
+					    f->runtime_ns
+						    ? 100.0 *
+							      (double)f->outside_ns /
+							      (double)f->runtime_ns
+						    : 0,
+					    (double)f->spills * per_min,
+					    (double)f->returns * per_min);
+			} else {
+				sbuf_printf(b,
+					    ",\"threads\":null,\"wait_pct\":null,"
+					    "\"outside_pct\":null,"
+					    "\"spills_per_min\":null,"
+					    "\"returns_per_min\":null");
+			}
+		}
+		sbuf_printf(b, "}");
+	}
+	sbuf_printf(b, "]}\n");
+}
+
 void status_line(const struct status_snapshot *s, char *buf, size_t size)
 {
 	char hand[64] = "", ratio[96];
@@ -118,8 +249,25 @@ void status_line(const struct status_snapshot *s, char *buf, size_t size)
 		 s->dry_run ? ", dry run" : "");
 }
 
+static int write_if_changed(const char *run_dir, const char *name,
+			    bool stamp, const struct sbuf *text,
+			    struct sbuf *last);
+
 int status_write(const char *run_dir, const struct sbuf *text,
 		 struct sbuf *last)
+{
+	return write_if_changed(run_dir, STATUS_FILE, true, text, last);
+}
+
+int status_write_json(const char *run_dir, const struct sbuf *text,
+		      struct sbuf *last)
+{
+	return write_if_changed(run_dir, STATUS_JSON_FILE, false, text, last);
+}
+
+static int write_if_changed(const char *run_dir, const char *name,
+			    bool stamp, const struct sbuf *text,
+			    struct sbuf *last)
 {
 	char path[PATH_MAX], when[64];
 	struct sbuf out = {0};
@@ -136,13 +284,14 @@ int status_write(const char *run_dir, const struct sbuf *text,
 	if (mkdir(run_dir, 0755) < 0 && errno != EEXIST)
 		return -errno;
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
-	sbuf_printf(&out, "%.*supdated %s\n", (int)text->len,
-		    text->buf ? text->buf : "", when);
+	sbuf_printf(&out, "%.*s", (int)text->len, text->buf ? text->buf : "");
+	if (stamp)
+		sbuf_printf(&out, "updated %s\n", when);
 	if (out.oom) {
 		sbuf_free(&out);
 		return -ENOMEM;
 	}
-	snprintf(path, sizeof(path), "%s/%s", run_dir, STATUS_FILE);
+	snprintf(path, sizeof(path), "%s/%s", run_dir, name);
 	r = write_file_atomic(path, out.buf, out.len);
 	sbuf_free(&out);
 	if (r < 0)
@@ -159,16 +308,30 @@ void status_remove(const char *run_dir)
 
 	snprintf(path, sizeof(path), "%s/%s", run_dir, STATUS_FILE);
 	unlink(path);
+	snprintf(path, sizeof(path), "%s/%s", run_dir, STATUS_JSON_FILE);
+	unlink(path);
 }
 
+static int show_file(const char *run_dir, const char *name);
+
 int status_show(const char *run_dir)
+{
+	return show_file(run_dir, STATUS_FILE);
+}
+
+int status_show_json(const char *run_dir)
+{
+	return show_file(run_dir, STATUS_JSON_FILE);
+}
+
+static int show_file(const char *run_dir, const char *name)
 {
 	char path[PATH_MAX], buf[8192];
 	bool first = true;
 	size_t n;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", run_dir, STATUS_FILE);
+	snprintf(path, sizeof(path), "%s/%s", run_dir, name);
 	f = fopen(path, "re");
 	if (!f) {
 		fprintf(stderr,
@@ -181,7 +344,10 @@ int status_show(const char *run_dir)
 		int pid;
 
 		/* The first chunk starts with "pid N": is N still alive? */
-		if (first && sscanf(buf, "pid %d", &pid) == 1 && pid > 0 &&
+		if (first &&
+		    (sscanf(buf, "pid %d", &pid) == 1 ||
+		     sscanf(buf, "{\"pid\":%d", &pid) == 1) &&
+		    pid > 0 &&
 		    kill(pid, 0) < 0 && errno == ESRCH)
 			fprintf(stderr, "softaffd: warning: pid %d is not "
 				"running, this status is stale\n", pid);

@@ -10,6 +10,7 @@
 #include "util.h"
 
 #define STATUS_FILE "status"
+#define STATUS_JSON_FILE "status.json"
 /* Status lists at most this many pids per rule; counts stay exact. */
 #define STATUS_MAX_PIDS 1000
 
@@ -29,10 +30,14 @@ struct status_snapshot {
 	unsigned int npids;
 	size_t processes, hand_processes;
 	const struct mgr_counters *cnt;
+	const struct rule_state *rs; /* per rule, or NULL */
+	size_t ncgroups;	     /* cgroups whose preference we set */
 };
 
 /* Pure: the status text (without its "updated" line). */
 void status_format(const struct status_snapshot *s, struct sbuf *b);
+/* Pure: the same as one JSON object (softaffd --status --json). */
+void status_format_json(const struct status_snapshot *s, struct sbuf *b);
 /* Pure: the one-line STATUS= for systemd. */
 void status_line(const struct status_snapshot *s, char *buf, size_t size);
 
@@ -43,9 +48,13 @@ void status_line(const struct status_snapshot *s, char *buf, size_t size);
  */
 int status_write(const char *run_dir, const struct sbuf *text,
 		 struct sbuf *last);
+/* The JSON file: the same, without the "updated" line. */
+int status_write_json(const char *run_dir, const struct sbuf *text,
+		      struct sbuf *last);
 /* Remove it on a clean exit, so --status can tell "not running". */
 void status_remove(const char *run_dir);
 /* softaffd --status: copy the file to stdout.  Exit code. */
 int status_show(const char *run_dir);
+int status_show_json(const char *run_dir);
 
 #endif

@@ -51,7 +51,8 @@ check "unit: test binary exit status $unit_rc" test "$unit_rc" = 0
 # ---- golden config tests ----
 # softaffd refuses a configuration that group or others may write: a
 # checkout made under umask 002 must not fail for that.
-chmod go-w "$CONFDIR"/*.conf "$CONFDIR"/*.inc 2> /dev/null
+chmod go-w "$CONFDIR"/*.conf "$CONFDIR"/*.inc "$CONFDIR"/*.d \
+	"$CONFDIR"/*.d/* 2> /dev/null
 for conf in "$CONFDIR"/*.conf; do
 	name=$(basename "$conf" .conf)
 	(cd "$CONFDIR" && "$SAN" -t -c "$name.conf" --sys-root sys) \
@@ -122,15 +123,15 @@ mkproc 4260 4260 "unrelated" 0-3 0-3
 mkproc 4270 4270 "softaff-demo1" 2-3 2-3
 
 # Missing kernel feature: clear error naming the file.
-"$SAN" -c "$CONFDIR/00-shipped.conf" --sys-root "$CONFDIR/sys" \
+"$SAN" -c "$CONFDIR/06-guest-demo.conf" --sys-root "$CONFDIR/sys" \
 	--proc-root "$P" --run-dir "$RUN" --once > /dev/null 2> "$WORK/err"
 rc=$?
 check "daemon: refuses to start without soft_affinity" \
 	sh -c "[ $rc != 0 ] && grep -q 'self/soft_affinity is missing' '$WORK/err'"
 echo f > "$P/self/soft_affinity"
 
-# --dry-run --once: logs, writes nothing.
-"$SAN" -c "$CONFDIR/00-shipped.conf" --sys-root "$CONFDIR/sys" \
+# --dry-run --once with the guest's demo rules (a drop-in): logs, writes nothing.
+"$SAN" -c "$CONFDIR/06-guest-demo.conf" --sys-root "$CONFDIR/sys" \
 	--proc-root "$P" --run-dir "$RUN" --once --dry-run \
 	> /dev/null 2> "$WORK/err"
 check "daemon: --dry-run --once logs but does not write" \

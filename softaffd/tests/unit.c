@@ -23,6 +23,7 @@
 #include "notify.h"
 #include "procconn.h"
 #include "procfs.h"
+#include "rulectl.h"
 #include "rules.h"
 #include "sampler.h"
 #include "caps.h"
@@ -174,6 +175,7 @@ static const char *soft_of(int pid, int tid)
 
 static int fake_err;	/* next writes fail with this */
 static int fake_writes; /* attempted writes */
+static const char *fake_fail_on; /* writes to paths with this fail EINVAL */
 
 static int fake_write(int dfd, const char *path, const char *data, size_t len)
 {
@@ -183,6 +185,8 @@ static int fake_write(int dfd, const char *path, const char *data, size_t len)
 	fake_writes++;
 	if (fake_err)
 		return fake_err;
+	if (fake_fail_on && strstr(path, fake_fail_on))
+		return -EINVAL;
 	/* procfs ignores the offset; a plain file must be truncated. */
 	fd = openat(dfd, path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
@@ -238,6 +242,7 @@ static void fake_fixture(void)
 	aff_write = fake_write;
 	fake_err = 0;
 	fake_writes = 0;
+	fake_fail_on = NULL;
 }
 
 /* ---- tests ---- */
@@ -549,6 +554,110 @@ static void test_rules(void)
 	config_free(c);
 }
 
+static void test_unit_key(void)
+{
+	static const struct {
+		const char *cgroup, *unit; /* NULL: in no unit */
+	} cases[] = {
+		{"/system.slice/postgresql@14-main.service",
+		 "postgresql@14-main.service"},
+		{"/system.slice/x.service/worker/a", "x.service"},
+		{"/user.slice/user-1000.slice/user@1000.service/app.slice/"
+		 "v.scope",
+		 "user@1000.service"},
+		{"/user.slice/user-1000.slice/session-2.scope",
+		 "session-2.scope"},
+		{"/init.scope", "init.scope"},
+		{"/a.slice/b-c.slice/run-u7.service", "run-u7.service"},
+		{"/system.slice", NULL},
+		{"/", NULL},
+		{"", NULL},
+		/* Not a unit under the slices: made by hand, no unit. */
+		{"/system.slice/mygroup/x.service", NULL},
+		{"/.service", NULL},
+	};
+	char unit[64], err[512];
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		int r = rules_unit_of(cases[i].cgroup, unit, sizeof(unit));
+
+		if (cases[i].unit) {
+			CHECK(r == 0);
+			CHECK_STR(r == 0 ? unit : NULL, cases[i].unit);
+		} else {
+			CHECK(r == -ENOENT);
+		}
+	}
+	CHECK(rules_unit_of("/s.slice/a-very-long-name-that-does-not-fit-"
+			    "in-64-bytes-at-all-really.service",
+			    unit, sizeof(unit)) == -ENAMETOOLONG);
+
+	struct config *c = load(
+		"rules = (\n"
+		" { name = \"pg\"; unit = \"postgresql@*.service\"; cpus = \"0\"; },\n"
+		" { name = \"both\"; cgroup = \"/system.slice\"; unit = \"x.service\";"
+		" cpus = \"1\"; }\n"
+		");\n",
+		err, sizeof(err));
+	struct proc_attrs a = {0};
+
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	a.cgroup = "/system.slice/postgresql@14-main.service";
+	CHECK(rules_match(c, &a) == 0);
+	/* The comm a process gives itself does not matter. */
+	a.comm = "postgres";
+	CHECK(rules_match(c, &a) == 0);
+	a.cgroup = "/system.slice/postgresql.service";
+	CHECK(rules_match(c, &a) == -1);
+	a.cgroup = "/system.slice/x.service/sub";
+	CHECK(rules_match(c, &a) == 1);
+	/* Both keys must match: the unit, but under another slice. */
+	a.cgroup = "/user.slice/x.service";
+	CHECK(rules_match(c, &a) == -1);
+	CHECK((c->rules[0].needs & ~NEED_CGROUP) == 0);
+	/* The cgroup a cgroup-and-unit rule writes: the deeper one. */
+	CHECK(rules_cgroup_target(&c->rules[0],
+				  "/system.slice/postgresql@1.service/sub",
+				  unit, sizeof(unit)) == 0);
+	CHECK_STR(unit, "/system.slice/postgresql@1.service");
+	CHECK(rules_cgroup_target(&c->rules[1], "/system.slice/x.service/a",
+				  unit, sizeof(unit)) == 0);
+	CHECK_STR(unit, "/system.slice/x.service");
+	free(c->rules[1].cgroup);
+	c->rules[1].cgroup = strdup("/system.slice/x.service/a/");
+	CHECK(rules_cgroup_target(&c->rules[1], "/system.slice/x.service/a/b",
+				  unit, sizeof(unit)) == 0);
+	CHECK_STR(unit, "/system.slice/x.service/a");
+	CHECK(rules_cgroup_target(&c->rules[0], "/system.slice", unit,
+				  sizeof(unit)) == -ENOENT);
+	/* --explain's reasons. */
+	a.cgroup = "/user.slice/x.service";
+	CHECK(!rules_explain(&c->rules[0], &a, err, sizeof(err)));
+	CHECK_STR(err, "unit x.service does not match \"postgresql@*.service\"");
+	CHECK(!rules_explain(&c->rules[1], &a, err, sizeof(err)));
+	CHECK_STR(err, "cgroup /user.slice/x.service is not under "
+		       "/system.slice/x.service/a/");
+	a.cgroup = "/system.slice/postgresql@2.service";
+	CHECK(rules_explain(&c->rules[0], &a, err, sizeof(err)));
+	CHECK_STR(err, "every key matches");
+	config_free(c);
+	c = load("rules = ( { name = \"c\"; comm = \"db*\"; user = 7; cpus = \"0\"; } );",
+		 err, sizeof(err));
+	if (!c)
+		return;
+	a.comm = "postgres";
+	CHECK(!rules_explain(&c->rules[0], &a, err, sizeof(err)));
+	CHECK_STR(err, "comm \"postgres\" does not match \"db*\"");
+	a.comm = "db1";
+	a.has_uid = true;
+	a.uid = 0;
+	CHECK(!rules_explain(&c->rules[0], &a, err, sizeof(err)));
+	CHECK_STR(err, "uid 0 is not 7 (user 7)");
+	config_free(c);
+}
+
 static void test_config_errors(void)
 {
 	static const struct {
@@ -587,7 +696,7 @@ static void test_config_errors(void)
 		 "t.conf:1: unknown user 'no-such-user-xyz'"},
 		{"rules = ( { cpus = \"0\"; } );\n",
 		 "t.conf:1: rule 'rule-1' has no match key (comm, exe, "
-		 "cmdline, user or cgroup)"},
+		 "cmdline, user, cgroup or unit)"},
 		{"rules = ( { comm = \"x\"; cpus = \"9-12\"; } );\n",
 		 "t.conf:1: empty target: none of CPUs \"9-12\" exists"},
 		{"rules = ( { cmdline = \"a+++++++++++++++\"; cpus = \"0\"; } );\n",
@@ -677,7 +786,7 @@ static void test_config_ok(void)
 
 	/* Defaults. */
 	c = load("", err, sizeof(err));
-	CHECK(c && c->mode == RATIO_ADAPTIVE && c->restore_on_exit &&
+	CHECK(c && c->mode == RATIO_OFF && c->restore_on_exit &&
 	      c->nrules == 0 && c->hardest.allowed == 100 &&
 	      c->softest.allowed == 5 && c->softest.preferred == 4);
 	config_free(c);
@@ -1989,6 +2098,7 @@ static void test_status_format(void)
 {
 	char err[512], line[256], path[PATH_MAX], run[PATH_MAX];
 	struct config *c = load(
+		"ratio = { mode = \"adaptive\"; };\n"
 		"rules = ( { name = \"a\"; comm = \"a\"; cpus = \"0\"; },\n"
 		"          { name = \"b\"; comm = \"b\"; nodes = [1]; } );\n",
 		err, sizeof(err));
@@ -2015,6 +2125,50 @@ static void test_status_format(void)
 				     "rule b cpus 2-3 processes 1 pids 9\n"
 				     "hand-managed rule a processes 1 pids 7\n"));
 	CHECK(b.buf && strstr(b.buf, " written=3 "));
+	CHECK(b.buf && !strstr(b.buf, "softness "));
+	{
+		struct rule_state rs[2] = {
+			{.ratio = {20, 1},
+			 .why = "soften: tasks wait 50% while 2.0 CPUs idle outside",
+			 .last = {.runtime_ns = 3000000000ULL,
+				  .delay_ns = 1000000000ULL,
+				  .outside_ns = 750000000ULL, .spills = 4,
+				  .returns = 2, .interval_ns = 1000000000ULL,
+				  .threads = 4, .valid = true}},
+			{.ratio = {100, 1}, .cg_mode = true},
+		};
+		struct sbuf b2 = {0};
+
+		s.rs = rs;
+		status_format(&s, &b2);
+		CHECK(b2.buf && strstr(b2.buf,
+				       "\nsoftness a 20:1 adaptive via process "
+				       "threads 4 wait 25.0% outside 25.0% "
+				       "spills/min 240 returns/min 120: soften: "
+				       "tasks wait 50% while 2.0 CPUs idle "
+				       "outside\n"));
+		struct sbuf j = {0};
+
+		status_format_json(&s, &j);
+		CHECK(j.buf && strstr(j.buf,
+				      "{\"name\":\"a\",\"cpus\":\"0\",\"processes\":2,"
+				      "\"pids\":[5,7],\"softness\":\"adaptive\","
+				      "\"ratio\":\"20:1\",\"via\":\"process\","
+				      "\"why\":\"soften: tasks wait 50% while 2.0 "
+				      "CPUs idle outside\",\"threads\":4,"
+				      "\"wait_pct\":25.0,\"outside_pct\":25.0,"
+				      "\"spills_per_min\":240,"
+				      "\"returns_per_min\":120}"));
+		CHECK(j.buf && !strncmp(j.buf, "{\"pid\":42,", 10));
+		CHECK(j.buf && strstr(j.buf, "\"threads\":null"));
+		sbuf_free(&j);
+		CHECK(b2.buf && strstr(b2.buf,
+				       "\nsoftness b 100:1 adaptive via cgroup "
+				       "threads - wait - outside - spills/min - "
+				       "returns/min -: not sampled yet\n"));
+		sbuf_free(&b2);
+		s.rs = NULL;
+	}
 	status_line(&s, line, sizeof(line));
 	CHECK_STR(line, "STATUS=3 processes (1 hand-managed) under 2 rules, "
 			"ratio 50:1 (adaptive)");
@@ -2093,6 +2247,479 @@ static void test_config_files(void)
 	}
 }
 
+static void test_config_dropins(void)
+{
+	char path[PATH_MAX], dir[PATH_MAX], f[PATH_MAX], err[512];
+	struct config *c = NULL;
+
+	fixture_reset();
+	snprintf(path, sizeof(path), "%s/d.conf", tmp);
+	CHECK(config_dropin_dir(path, dir, sizeof(dir)) == 0);
+	snprintf(f, sizeof(f), "%s/d.d", tmp);
+	CHECK_STR(dir, f);
+	CHECK(config_dropin_dir("/etc/x", f, sizeof(f)) == 0);
+	CHECK_STR(f, "/etc/x.d");
+	CHECK(config_dropin_dir("/etc/softaffd.conf", f, 8) == -ENAMETOOLONG);
+	put(path, "rules = ( { name = \"m\"; comm = \"m\"; cpus = \"0\"; } );\n");
+	chmod(path, 0644);
+	/* No directory: no drop-ins. */
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == 0);
+	CHECK(c && c->nrules == 1 && c->nfiles == 1);
+	config_free(c);
+	c = NULL;
+	CHECK(mkdir(dir, 0755) == 0);
+	snprintf(f, sizeof(f), "%s/b.conf", dir);
+	put(f, "rules = ( { name = \"b\"; comm = \"b\"; cpus = \"1\"; } );\n");
+	chmod(f, 0644);
+	snprintf(f, sizeof(f), "%s/a.conf", dir);
+	put(f, "rules = ( { name = \"a\"; comm = \"a\"; cpus = \"1\"; } );\n");
+	chmod(f, 0644);
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == 0);
+	CHECK(c && c->nrules == 3 && c->nfiles == 3);
+	if (c && c->nrules == 3) {
+		CHECK_STR(c->rules[1].name, "a");
+		CHECK_STR(c->rules[1].file, f);
+		CHECK_STR(c->rules[2].name, "b");
+	}
+	config_free(c);
+	c = NULL;
+	/* A drop-in others can write is refused like the main file. */
+	chmod(f, 0664);
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == -EPERM);
+	CHECK(strstr(err, "a.conf: writable by group or others"));
+	chmod(f, 0644);
+	/* So is a directory where others could add one. */
+	chmod(dir, 0777);
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == -EPERM);
+	CHECK(strstr(err, "d.d: writable by group or others (mode 0777)"));
+	chmod(dir, 0755);
+	/* The same name in two files names both places. */
+	put(f, "rules = ( { name = \"b\"; comm = \"a\"; cpus = \"1\"; } );\n");
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == -EINVAL);
+	CHECK(strstr(err, "b.conf:1: duplicate rule name 'b' (first at "));
+	CHECK(strstr(err, "a.conf:1)"));
+	CHECK(c == NULL);
+	unlink(f);
+	snprintf(f, sizeof(f), "%s/b.conf", dir);
+	unlink(f);
+	rmdir(dir);
+	/* A file where the directory should be is an error, not ignored. */
+	put(dir, "x\n");
+	CHECK(config_load(path, &topo, &c, err, sizeof(err)) < 0);
+	unlink(dir);
+}
+
+static void test_ratio_decide(void)
+{
+	static const struct {
+		struct ratio cur;
+		bool own;
+		struct ratio ours, want; /* want {0, 0}: restore */
+		enum aff_result res;
+	} cases[] = {
+		/* First apply: the default, or anything, is taken over. */
+		{{100, 1}, false, {0, 0}, {20, 1}, AFF_WRITTEN},
+		{{7, 1}, true, {0, 0}, {20, 1}, AFF_WRITTEN},
+		{{20, 1}, true, {0, 0}, {20, 1}, AFF_UNCHANGED},
+		/* A cgroup's ratio is inherited, not the process's own. */
+		{{20, 1}, false, {0, 0}, {20, 1}, AFF_WRITTEN},
+		/* Ours still there: the controller moves it. */
+		{{20, 1}, true, {20, 1}, {5, 4}, AFF_WRITTEN},
+		/* Changed after us: someone else's. */
+		{{7, 1}, true, {20, 1}, {5, 4}, AFF_FOREIGN},
+		{{7, 1}, true, {20, 1}, {7, 1}, AFF_UNCHANGED},
+		/* Reset to default by hand after us: also theirs. */
+		{{100, 1}, false, {20, 1}, {5, 4}, AFF_FOREIGN},
+		/* Restore: only ours goes back to default. */
+		{{20, 1}, true, {20, 1}, {0, 0}, AFF_WRITTEN},
+		{{7, 1}, true, {20, 1}, {0, 0}, AFF_FOREIGN},
+		{{100, 1}, false, {20, 1}, {0, 0}, AFF_UNCHANGED},
+	};
+	struct ratio r;
+	struct cpuset m;
+	bool own, has;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const struct ratio *want =
+			cases[i].want.allowed ? &cases[i].want : NULL;
+		enum aff_result res = aff_decide_ratio(
+			&cases[i].cur, cases[i].own, &cases[i].ours, want);
+
+		if (res != cases[i].res)
+			printf("# case %zu: %s\n", i, aff_result_name(res));
+		CHECK(res == cases[i].res);
+	}
+	CHECK(aff_parse_ratio("5:4 task\n", &r, &own) == 0 && own &&
+	      r.allowed == 5 && r.preferred == 4);
+	CHECK(aff_parse_ratio("100:1 default\n", &r, &own) == 0 && !own);
+	CHECK(aff_parse_ratio("20:1 cgroup\n", &r, &own) == 0 && !own);
+	CHECK(aff_parse_ratio("20:1\n", &r, &own) == -EBADMSG);
+	CHECK(aff_parse_ratio("0:1 task\n", &r, &own) == -EBADMSG);
+	CHECK(aff_parse_ratio("", &r, &own) == -EBADMSG);
+	CHECK(cgpref_parse_ratio("default\n", &r) == 0 && r.allowed == 0);
+	CHECK(cgpref_parse_ratio("20:1\n", &r) == 0 && r.allowed == 20);
+	CHECK(cgpref_parse_ratio("x\n", &r) == -EBADMSG);
+	CHECK(cgpref_parse_mask("\n", &has, &m) == 0 && !has);
+	CHECK(cgpref_parse_mask("0-1\n", &has, &m) == 0 && has &&
+	      cpuset_count(&m) == 2);
+	CHECK(cgpref_parse_mask("zz\n", &has, &m) == -EBADMSG);
+
+	/* The scheduler's accounting of one thread. */
+	struct task_sched ts = {0};
+
+	CHECK(procfs_parse_schedstat("123456789 5000 17\n", &ts) == 0 &&
+	      ts.runtime_ns == 123456789 && ts.delay_ns == 5000);
+	CHECK(procfs_parse_schedstat("x\n", &ts) == -EINVAL);
+	CHECK(procfs_parse_sched(
+		      "yes (1234, #threads: 1)\n"
+		      "-------------------------------------------------------\n"
+		      "se.exec_start                                :         12345.678901\n"
+		      "nr_migrations_soft_spill                     :                    3\n"
+		      "nr_migrations_soft_return                    :                    2\n"
+		      "soft_outside_runtime                         :          1234.5678\n"
+		      "stats.nr_wakeups_soft_spill                  :                   10\n"
+		      "nr_wakeups_soft_return                       :                    9\n",
+		      &ts) == 0);
+	CHECK(ts.spills == 13 && ts.returns == 11);
+	CHECK(ts.outside_ns == 1234567800ULL);
+	CHECK(procfs_parse_sched("se.exec_start : 1.0\n", &ts) == -EINVAL);
+}
+
+static void put_proc(const char *rel, const char *content)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s%s", proc, rel);
+	put(path, content);
+}
+
+static const char *get_at(const char *root, const char *rel)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	return get(path);
+}
+
+/* What the kernel shows after a write of "A:P" to soft_affinity_ratio. */
+static void kernel_took_ratio(int pid)
+{
+	char rel[64], buf[64];
+	const char *v;
+
+	snprintf(rel, sizeof(rel), "/%d/soft_affinity_ratio", pid);
+	v = get_at(proc, rel);
+	if (!v)
+		return;
+	if (!strncmp(v, "default", 7))
+		snprintf(buf, sizeof(buf), "100:1 default\n");
+	else
+		snprintf(buf, sizeof(buf), "%.*s task\n",
+			 (int)strcspn(v, "\n"), v);
+	put_proc(rel, buf);
+}
+
+static void test_softness_actuator(void)
+{
+	const char *cg = "/fs/cgroup/system.slice/test.service/";
+	char rel[PATH_MAX];
+	struct config *c;
+
+	fake_fixture();
+	put_proc("/self/soft_affinity_ratio", "100:1 default\n");
+	mktask(500, 500, "fixed", 10, 0, "0-3", "0-3\n");
+	put_proc("/500/soft_affinity_ratio", "100:1 default\n");
+	mktask(600, 600, "strict", 11, 0, "0-3", "0-3\n");
+	put_proc("/600/soft_affinity_ratio", "100:1 default\n");
+	mktask(700, 700, "adapt", 12, 0, "0-3", "0-3\n");
+	put_proc("/700/soft_affinity_ratio", "100:1 default\n");
+	c = mgr_setup("rules = (\n"
+		      " { name = \"f\"; comm = \"fixed\"; cpus = \"0\"; softness = \"20:1\"; },\n"
+		      " { name = \"s\"; comm = \"strict\"; cpus = \"0\"; softness = \"strict\"; },\n"
+		      " { name = \"a\"; comm = \"adapt\"; cpus = \"0\"; }\n"
+		      ");");
+	if (!c)
+		return;
+	CHECK(mgr.have_proc_ratio);
+	CHECK(mgr_scan(&mgr) == 0);
+	CHECK_STR(get_at(proc, "/500/soft_affinity_ratio"), "20:1\n");
+	CHECK_STR(get_at(proc, "/600/soft_affinity_ratio"), "10000:1\n");
+	/* Adaptive starts hard, at the kernel's default, as its own. */
+	CHECK_STR(get_at(proc, "/700/soft_affinity_ratio"), "100:1\n");
+	CHECK_STR(soft_of(500, 500), "0\n");
+	kernel_took_ratio(500);
+	kernel_took_ratio(600);
+	kernel_took_ratio(700);
+	/* A rescan writes nothing that is already in place. */
+	fake_writes = 0;
+	CHECK(mgr_scan(&mgr) == 0);
+	CHECK(fake_writes == 0);
+	/* The controller softens rule a: one write, for its process. */
+	CHECK(mgr_set_rule_ratio(&mgr, 2, (struct ratio){5, 4}) == 1);
+	CHECK_STR(get_at(proc, "/700/soft_affinity_ratio"), "5:4\n");
+	kernel_took_ratio(700);
+	/* Someone sets 500's ratio by hand: left alone from then on. */
+	put_proc("/500/soft_affinity_ratio", "7:1 task\n");
+	CHECK(mgr_set_rule_ratio(&mgr, 0, (struct ratio){30, 1}) == 0);
+	CHECK_STR(get_at(proc, "/500/soft_affinity_ratio"), "7:1 task\n");
+	/* A refused write changes nothing and is counted. */
+	fake_err = -EINVAL;
+	CHECK(mgr_set_rule_ratio(&mgr, 2, (struct ratio){3, 2}) == 0);
+	CHECK_STR(get_at(proc, "/700/soft_affinity_ratio"), "5:4 task\n");
+	fake_err = 0;
+	/* Stop: ours go back to default, the hand-set one stays. */
+	mgr_restore_all(&mgr);
+	CHECK_STR(get_at(proc, "/600/soft_affinity_ratio"), "default\n");
+	CHECK_STR(get_at(proc, "/700/soft_affinity_ratio"), "default\n");
+	CHECK_STR(get_at(proc, "/500/soft_affinity_ratio"), "7:1 task\n");
+	mgr_done(&mgr);
+	config_free(c);
+
+	/* A unit rule: one write to the unit's cgroup, no thread touched. */
+	fake_fixture();
+	put_proc("/self/soft_affinity_ratio", "100:1 default\n");
+	mktask(800, 800, "svc", 10, 0, "0-3", "0-3\n");
+	mktask(800, 801, "svc", 10, 0, "0-3", "0-3\n");
+	snprintf(rel, sizeof(rel), "%scpuset.cpus.preferred", cg);
+	put_sys(rel, "\n");
+	snprintf(rel, sizeof(rel), "%scpuset.cpus.preferred.ratio", cg);
+	put_sys(rel, "default\n");
+	c = mgr_setup("rules = ( { name = \"u\"; unit = \"test.serv*\"; "
+		      "nodes = [ 1 ]; softness = \"5:4\"; } );");
+	if (!c)
+		return;
+	CHECK(mgr_scan(&mgr) == 0);
+	CHECK(mgr.count == 1 && mgr.ncgs == 1);
+	snprintf(rel, sizeof(rel), "%scpuset.cpus.preferred", cg);
+	CHECK_STR(get_at(sys, rel), "2-3\n");
+	snprintf(rel, sizeof(rel), "%scpuset.cpus.preferred.ratio", cg);
+	CHECK_STR(get_at(sys, rel), "5:4\n");
+	CHECK_STR(soft_of(800, 800), "0-3\n");
+	CHECK_STR(soft_of(800, 801), "0-3\n");
+	CHECK(mgr_set_rule_ratio(&mgr, 0, (struct ratio){20, 1}) == 1);
+	CHECK_STR(get_at(sys, rel), "20:1\n");
+	/* A mask the kernel refuses: the ratio goes back, nothing changed. */
+	put_sys(rel, "default\n");
+	snprintf(rel, sizeof(rel), "%scpuset.cpus.preferred", cg);
+	put_sys(rel, "\n");
+	mgr.cgs[0].written = false;
+	fake_fail_on = "cpuset.cpus.preferred";
+	mgr_set_rule_ratio(&mgr, 0, (struct ratio){20, 1});
+	fake_fail_on = NULL;
+	CHECK_STR(get_at(sys, rel), "\n");
+	snprintf(rel, sizeof(rel), "%scpuset.cpus.preferred.ratio", cg);
+	CHECK_STR(get_at(sys, rel), "default\n");
+	CHECK(mgr_set_rule_ratio(&mgr, 0, (struct ratio){20, 1}) == 1);
+	CHECK_STR(get_at(sys, rel), "20:1\n");
+	/* Stop: the cgroup gets back what it had. */
+	mgr_restore_all(&mgr);
+	CHECK_STR(get_at(sys, rel), "default\n");
+	snprintf(rel, sizeof(rel), "%scpuset.cpus.preferred", cg);
+	CHECK_STR(get_at(sys, rel), "\n");
+	mgr_done(&mgr);
+	config_free(c);
+
+	/* No cpuset files there: the threads, as before. */
+	fake_fixture();
+	mktask(900, 900, "svc", 10, 0, "0-3", "0-3\n");
+	c = mgr_setup("rules = ( { name = \"u\"; unit = \"test.service\"; "
+		      "nodes = [ 1 ]; } );");
+	if (!c)
+		return;
+	CHECK(!mgr.have_proc_ratio);
+	CHECK(mgr_scan(&mgr) == 0);
+	CHECK(mgr.ncgs == 0);
+	CHECK_STR(soft_of(900, 900), "2-3\n");
+	mgr_done(&mgr);
+	config_free(c);
+}
+
+static void test_rulectl(void)
+{
+	/* Samples of one second on a 2 x 2 machine: 2 CPUs outside. */
+	const uint64_t S = 1000000000ULL, MS = 1000000ULL;
+	static const struct {
+		const char *what;
+		unsigned int rung; /* before */
+		uint64_t run_ms, delay_ms, outside_ms;
+		double outside_busy;
+		unsigned int outside_cpus;
+		enum rulectl_action act;
+		unsigned int rung_after;
+		double home_idle; /* of 2 preferred CPUs; 0: home full */
+	} cases[] = {
+		{"a ping-pong pair on its node: no waiting, stays hard",
+		 0, 900, 5, 0, 0.0, 2, RULECTL_HOLD, 0, 0.0},
+		{"a pair waiting on wakeups (15%) with its home half idle: hard",
+		 0, 900, 160, 0, 0.0, 2, RULECTL_HOLD, 0, 1.0},
+		{"... the same with its home full: that is contention",
+		 0, 900, 160, 0, 0.0, 2, RULECTL_SOFTEN, 3, 0.2},
+		{"a lone busy instance, 4 threads on 2 CPUs, node 1 idle",
+		 0, 2000, 2000, 0, 0.05, 2, RULECTL_SOFTEN, 3, 0.0},
+		{"... softened again: jumps, never past the softest",
+		 6, 2000, 1500, 300, 0.3, 2, RULECTL_SOFTEN, 8, 0.0},
+		{"... at the softest, still waiting: holds",
+		 8, 3000, 600, 1000, 1.0, 2, RULECTL_HOLD, 8, 0.0},
+		{"... spread: no waiting, but it runs outside: holds",
+		 8, 3900, 40, 1900, 1.9, 2, RULECTL_HOLD, 8, 0.0},
+		{"waiting, but nothing idle outside: no softening",
+		 0, 2000, 2000, 0, 1.9, 2, RULECTL_HOLD, 0, 0.0},
+		{"softened, a second instance takes the outside: harder",
+		 8, 1800, 400, 200, 2.0, 2, RULECTL_HOLD, 8, 0.0},
+		{"softened, idle and unused: calm, one rung per hold",
+		 5, 900, 5, 10, 0.1, 2, RULECTL_HOLD, 5, 0.0},
+		{"too little work to judge: holds",
+		 5, 5, 1, 0, 0.0, 2, RULECTL_HOLD, 5, 0.0},
+		{"no CPU outside at all (one node, or memory-only others)",
+		 0, 2000, 2000, 0, 0.0, 0, RULECTL_HOLD, 0, 0.0},
+	};
+	struct rulectl_params p;
+	struct rulectl_state st;
+	struct config *c;
+	char err[512], why[160];
+
+	c = load("", err, sizeof(err));
+	if (!c)
+		return;
+	rulectl_params_default(c, &p);
+	CHECK(p.nrungs >= 4);
+	CHECK(p.ladder[0].allowed == 100 && p.ladder[0].preferred == 1);
+	CHECK(p.ladder[p.nrungs - 1].allowed == 5 &&
+	      p.ladder[p.nrungs - 1].preferred == 4);
+	CHECK(p.nrungs == 9);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct rulectl_sample in = {
+			.runtime_ns = cases[i].run_ms * MS,
+			.delay_ns = cases[i].delay_ms * MS,
+			.outside_ns = cases[i].outside_ms * MS,
+			.interval_ns = S,
+			.outside_cpus = cases[i].outside_cpus,
+			.outside_busy = cases[i].outside_busy,
+			.home_cpus = 2,
+			.home_busy = 2.0 - cases[i].home_idle,
+		};
+		enum rulectl_action a;
+
+		st = (struct rulectl_state){cases[i].rung, 0};
+		a = rulectl_step(&p, &st, &in, why, sizeof(why));
+		if (a != cases[i].act || st.rung != cases[i].rung_after)
+			printf("# %s: action %d rung %u (%s)\n", cases[i].what,
+			       a, st.rung, why);
+		CHECK(a == cases[i].act);
+		CHECK(st.rung == cases[i].rung_after);
+	}
+
+	/* Hardening is slow: harden_hold calm samples per rung. */
+	struct rulectl_sample calm = {900 * MS, 5 * MS, 0, S, 2, 0.2, 2, 2.0};
+	struct rulectl_sample busy = {1800 * MS, 400 * MS, 200 * MS, S, 2, 2.0, 2, 2.0};
+	unsigned int samples = 0;
+
+	st = (struct rulectl_state){p.nrungs - 1, 0};
+	while (st.rung > 0 && samples < 1000) {
+		rulectl_step(&p, &st, &calm, why, sizeof(why));
+		samples++;
+	}
+	CHECK(samples == (p.nrungs - 1) * p.harden_hold);
+	CHECK(strstr(why, "no need"));
+	/* One sample that asks for softer starts the count over. */
+	st = (struct rulectl_state){4, 0};
+	for (unsigned int k = 0; k + 1 < p.harden_hold; k++)
+		rulectl_step(&p, &st, &busy, why, sizeof(why));
+	CHECK(st.rung == 4 && strstr(why, "no room outside"));
+	rulectl_step(&p, &st, &(struct rulectl_sample){900 * MS, 50 * MS, 300 * MS, S, 2, 1.0, 2, 2.0},
+		     why, sizeof(why));
+	CHECK(st.calm == 0 && st.rung == 4 && strstr(why, "hold: tasks wait 5%"));
+	for (unsigned int k = 0; k < p.harden_hold; k++)
+		rulectl_step(&p, &st, &busy, why, sizeof(why));
+	CHECK(st.rung == 3);
+	/* Softening is quick: 100:1 to 5:4 in three samples. */
+	struct rulectl_sample queue = {2000 * MS, 2000 * MS, 0, S, 2, 0.0, 2, 2.0};
+
+	st = (struct rulectl_state){0, 0};
+	for (int k = 0; k < 3; k++)
+		rulectl_step(&p, &st, &queue, why, sizeof(why));
+	CHECK(st.rung == p.nrungs - 1);
+	CHECK(rulectl_wait(&queue) == 0.5);
+	CHECK(rulectl_outside(&busy) > 0.11 && rulectl_outside(&busy) < 0.12);
+	config_free(c);
+}
+
+static void put_sched(int pid, int tid, const char *schedstat,
+		      const char *outside_ms)
+{
+	char rel[128], buf[512];
+
+	snprintf(rel, sizeof(rel), "/%d/task/%d/schedstat", pid, tid);
+	put_proc(rel, schedstat);
+	snprintf(buf, sizeof(buf),
+		 "x (%d, #threads: 1)\n---\n"
+		 "nr_migrations_soft_spill                     :                    1\n"
+		 "soft_outside_runtime                         :          %s\n",
+		 tid, outside_ms);
+	snprintf(rel, sizeof(rel), "/%d/task/%d/sched", pid, tid);
+	put_proc(rel, buf);
+}
+
+static void test_mgr_sample(void)
+{
+	const struct rule_figures *f;
+	struct config *c;
+
+	fake_fixture();
+	mktask(500, 500, "w", 10, 0, "0-3", "0-3\n");
+	mktask(500, 501, "w", 10, 0, "0-3", "0-3\n");
+	put_sched(500, 500, "1000000000 0 5\n", "0.0");
+	put_sched(500, 501, "1000000000 0 5\n", "0.0");
+	c = mgr_setup("rules = ( { name = \"w\"; comm = \"w\"; cpus = \"2-3\"; } );");
+	if (!c)
+		return;
+	CHECK(mgr_scan(&mgr) == 0 && mgr.count == 1);
+	mgr_sample(&mgr, 1000, true); /* baselines */
+	f = &mgr.rs[0].last;
+	CHECK(f->threads == 2 && f->runtime_ns == 0);
+	/* One second: each ran 0.6 s and waited 0.2 s; 0.3 s outside. */
+	put_sched(500, 500, "1600000000 200000000 9\n", "300.0");
+	put_sched(500, 501, "1600000000 200000000 9\n", "300.0");
+	mgr_sample(&mgr, 2000, true);
+	CHECK(f->valid && f->processes == 1 && f->threads == 2);
+	CHECK(f->interval_ns == 1000000000ULL);
+	CHECK(f->runtime_ns == 1200000000ULL && f->delay_ns == 400000000ULL);
+	CHECK(f->outside_ns == 600000000ULL);
+	/* Without schedstats: the CPU last run on (the fixture's 0, not in
+	 * 2-3) makes the whole interval's runtime count as outside. */
+	put_sched(500, 500, "2000000000 200000000 9\n", "0.0");
+	put_sched(500, 501, "1600000000 300000000 9\n", "0.0");
+	mgr_sample(&mgr, 3000, false);
+	CHECK(f->runtime_ns == 400000000ULL && f->delay_ns == 100000000ULL);
+	CHECK(f->outside_ns == 400000000ULL);
+	/* A new thread starts with a baseline, not with its whole runtime. */
+	mktask(500, 502, "w", 10, 0, "0-3", "0-3\n");
+	put_sched(500, 502, "5000000000 0 1\n", "0.0");
+	mgr_sample(&mgr, 4000, false);
+	CHECK(f->threads == 3 && f->runtime_ns == 0);
+	mgr_done(&mgr);
+	config_free(c);
+
+	/* A fixed rule is sampled every 10 s only: an idle daemon stays idle. */
+	fake_fixture();
+	mktask(600, 600, "x", 10, 0, "0-3", "0-3\n");
+	put_sched(600, 600, "1000000000 0 5\n", "0.0");
+	c = mgr_setup("rules = ( { name = \"x\"; comm = \"x\"; cpus = \"2-3\"; softness = \"20:1\"; } );");
+	if (!c)
+		return;
+	CHECK(mgr_scan(&mgr) == 0);
+	f = &mgr.rs[0].last;
+	mgr_sample(&mgr, 1000, true);
+	put_sched(600, 600, "3000000000 0 5\n", "0.0");
+	mgr_sample(&mgr, 2000, true);
+	CHECK(!f->valid && f->runtime_ns == 0);
+	mgr_sample(&mgr, 11000, true);
+	CHECK(f->valid && f->interval_ns == 10000000000ULL &&
+	      f->runtime_ns == 2000000000ULL);
+	mgr_done(&mgr);
+	config_free(c);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -2114,6 +2741,7 @@ int main(void)
 	RUN(test_status_parser, "status, cgroup, cmdline parsers");
 	RUN(test_topology, "node topology from a fake sys root");
 	RUN(test_rules, "rule matching: comm, exe, cmdline, user, cgroup");
+	RUN(test_unit_key, "unit key: the unit of a cgroup path, matching");
 	RUN(test_config_errors, "config errors carry file:line");
 	RUN(test_config_ok, "config values and defaults");
 	RUN(test_affinity, "apply/skip/error classification, restore");
@@ -2139,6 +2767,11 @@ int main(void)
 	RUN(test_sysctl, "ratio actuator: saved original, sysctl -w pauses");
 	RUN(test_status_format, "status as a pure function, written on change");
 	RUN(test_config_files, "config file type, owner and mode; caps");
+	RUN(test_config_dropins, "drop-ins: order, trust, duplicates");
+	RUN(test_rulectl, "per-rule control law as tables");
+	RUN(test_mgr_sample, "gather: per-thread schedstat deltas per rule");
+	RUN(test_ratio_decide, "per-process ratio: decide table, parsers");
+	RUN(test_softness_actuator, "softness: procfs ratio, cgroup, fallback");
 
 	nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 	return t_failed_checks ? 1 : 0;

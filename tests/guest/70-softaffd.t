@@ -9,7 +9,11 @@
 # Test processes are copies of sleep and of the softaffd_* helpers under
 # /tmp with names the rules match; configurations are written to
 # /etc/softaffd.conf (the guest is a snapshot) and the shipped one is put
-# back at the end.  Needs two NUMA nodes.
+# back at the end.  The guest's demo rules live in the drop-in
+# /etc/softaffd.d/50-demo.conf: for the test's own configurations to be
+# alone, the drop-ins wait in a temporary directory, and "shipped" is
+# the installed template with the demo rules appended (the same rules,
+# in one file).  Needs two NUMA nodes.
 set -u
 n=0 fails=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
@@ -32,7 +36,11 @@ N0=$(cat /sys/devices/system/node/node0/cpulist)
 N1=$(cat /sys/devices/system/node/node1/cpulist)
 HARD=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
 W=$(mktemp -d /tmp/softaffd-t.XXXXXX)
-cp "$CONF" "$W/shipped.conf"
+cp "$CONF" "$W/installed.conf"
+DROPINS=/etc/softaffd.d
+if [[ -d $DROPINS ]]; then mv "$DROPINS" "$W/dropins"; else mkdir "$W/dropins"; fi
+cat "$CONF" "$W"/dropins/*.conf >"$W/shipped.conf" 2>/dev/null
+cp "$W/shipped.conf" "$CONF"
 cp /bin/sleep /tmp/softaff-demo0
 cp /bin/sleep /tmp/softaff-demo1
 cp "$(command -v softaffd_threads)" /tmp/softaff-demo0t
@@ -44,7 +52,9 @@ cleanup() {
 	kill "${pids[@]}" 2>/dev/null
 	rm -rf /run/systemd/system/softaffd.service.d/50-test-*.conf
 	systemctl daemon-reload
-	cp "$W/shipped.conf" "$CONF"
+	cp "$W/installed.conf" "$CONF"
+	rm -rf "$DROPINS"
+	mv "$W/dropins" "$DROPINS"
 	kill -CONT "$(mainpid)" 2>/dev/null
 	systemctl restart softaffd
 	rm -rf "$W" /tmp/softaff-demo0 /tmp/softaff-demo1 /tmp/softaff-demo0t /tmp/softaff-demo0y

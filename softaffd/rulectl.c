@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The per-rule softness controller.  Pure: no I/O, the sample comes in.
+ *
+ * A rule's tasks are worth softening only when they wait for a CPU at
+ * a full home while CPUs they may use sit idle elsewhere; they are worth
+ * hardening when the CPUs elsewhere are needed by others, or when the
+ * softness goes unused (no waiting, hardly any time outside).  Softening
+ * jumps several rungs at once, hardening takes one rung after
+ * harden_hold calm samples: a wrong softening costs some locality for a
+ * few seconds, a wrong hardening leaves a CPU idle while work queues.
+ * The full argument is in softaffd(8), CONTROL LAW.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "rulectl.h"
+
+void rulectl_params_default(const struct config *c, struct rulectl_params *p)
+{
+	struct ctl_params cp = {.softest = c->softest, .hardest = c->hardest};
+	struct ctl_state cs;
+
+	/* The global controller's ladder: the same rungs, the same ends. */
+	ctl_init(&cs, &cp);
+	memcpy(p->ladder, cs.ladder, sizeof(p->ladder));
+	p->nrungs = cs.nrungs;
+	/*
+	 * A task that waits a tenth of its time is losing real throughput;
+	 * 3% is the scheduler's ordinary latency noise under TCG and on a
+	 * busy host, and the gap between the two keeps the law from
+	 * flapping at the edge.
+	 */
+	p->soften_wait = 0.10;
+	p->harden_wait = 0.03;
+	p->unused_outside = 0.05;
+	/* Half a CPU: less idle time than that is fragments between ticks. */
+	p->min_idle = 0.5;
+	/* 100:1 to 5:4 in three samples; back in 5 s a rung (about 40 s). */
+	p->soften_step = 3;
+	p->harden_hold = 5;
+	/* 10 ms of work per interval: below, the figures are noise. */
+	p->min_runtime_ns = 10000000;
+}
+
+double rulectl_wait(const struct rulectl_sample *in)
+{
+	uint64_t all = in->runtime_ns + in->delay_ns;
+
+	return all ? (double)in->delay_ns / (double)all : 0;
+}
+
+double rulectl_outside(const struct rulectl_sample *in)
+{
+	return in->runtime_ns ? (double)in->outside_ns / (double)in->runtime_ns
+			      : 0;
+}
+
+enum rulectl_action rulectl_step(const struct rulectl_params *p,
+				 struct rulectl_state *s,
+				 const struct rulectl_sample *in, char *reason,
+				 size_t reason_size)
+{
+	double w = rulectl_wait(in), u = rulectl_outside(in);
+	double own_out = 0, idle_out, others_out, free_out, home_idle;
+	bool harden = false;
+
+	if (in->runtime_ns + in->delay_ns < p->min_runtime_ns ||
+	    !in->interval_ns) {
+		s->calm = 0;
+		snprintf(reason, reason_size, "idle: too little work to judge");
+		return RULECTL_HOLD;
+	}
+	if (in->interval_ns)
+		own_out = (double)in->outside_ns / (double)in->interval_ns;
+	idle_out = in->outside_cpus - in->outside_busy;
+	if (idle_out < 0)
+		idle_out = 0;
+	/* What others run outside; the rule's own spill is not a rival. */
+	others_out = in->outside_busy - own_out;
+	if (others_out < 0)
+		others_out = 0;
+	free_out = in->outside_cpus - others_out;
+
+	/*
+	 * Waiting while a preferred CPU idles is wakeup latency, not a lack
+	 * of CPUs: a ping-pong pair under a slow hypervisor waits a tenth
+	 * of its time with half its node idle.  Only a full home counts.
+	 */
+	home_idle = in->home_cpus - in->home_busy;
+	if (w >= p->soften_wait && idle_out >= p->min_idle &&
+	    home_idle < p->min_idle) {
+		s->calm = 0;
+		if (s->rung + 1 >= p->nrungs) {
+			snprintf(reason, reason_size,
+				 "softest: tasks wait %.0f%%, %.1f CPUs idle "
+				 "outside",
+				 w * 100, idle_out);
+			return RULECTL_HOLD;
+		}
+		s->rung += p->soften_step;
+		if (s->rung >= p->nrungs)
+			s->rung = p->nrungs - 1;
+		snprintf(reason, reason_size,
+			 "soften: tasks wait %.0f%% while %.1f CPUs idle "
+			 "outside",
+			 w * 100, idle_out);
+		return RULECTL_SOFTEN;
+	}
+	if (!in->outside_cpus || free_out < p->min_idle) {
+		harden = true;
+		snprintf(reason, reason_size,
+			 "no room outside: others use %.1f of %u CPUs there",
+			 others_out, in->outside_cpus);
+	} else if (w < p->harden_wait && u < p->unused_outside) {
+		harden = true;
+		snprintf(reason, reason_size,
+			 "no need: tasks wait %.0f%%, run %.0f%% outside", w * 100,
+			 u * 100);
+	}
+	if (!harden) {
+		s->calm = 0;
+		snprintf(reason, reason_size,
+			 "hold: tasks wait %.0f%%, run %.0f%% outside, %.1f "
+			 "CPUs idle at home",
+			 w * 100, u * 100, home_idle > 0 ? home_idle : 0);
+		return RULECTL_HOLD;
+	}
+	if (s->rung == 0) {
+		s->calm = 0;
+		return RULECTL_HOLD; /* hardest already; reason says why */
+	}
+	if (++s->calm < p->harden_hold)
+		return RULECTL_HOLD;
+	s->calm = 0;
+	s->rung--;
+	return RULECTL_HARDEN;
+}

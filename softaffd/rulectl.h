@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef SOFTAFF_RULECTL_H
+#define SOFTAFF_RULECTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "control.h"
+
+/*
+ * The per-rule softness controller (softness = "adaptive").  Pure: the
+ * daemon gathers a sample per rule and applies the ratio it returns.
+ * The law and its defence are in softaffd(8), CONTROL LAW.
+ */
+struct rulectl_params {
+	struct ratio ladder[CTL_MAX_RUNGS]; /* [0] hardest .. softest */
+	unsigned int nrungs;
+	double soften_wait;  /* wait fraction that asks for softening */
+	double harden_wait;  /* below it, the rule's tasks do not wait */
+	double unused_outside; /* below this share outside, softness is unused */
+	double min_idle;     /* CPUs: idle capacity worth spilling to */
+	unsigned int soften_step; /* rungs per softening */
+	unsigned int harden_hold; /* calm samples per rung of hardening */
+	uint64_t min_runtime_ns;  /* less work than this: nothing to judge */
+};
+
+struct rulectl_state {
+	unsigned int rung;
+	unsigned int calm; /* consecutive samples that ask for harder */
+};
+
+/* What one interval showed about one rule's tasks. */
+struct rulectl_sample {
+	uint64_t runtime_ns, delay_ns; /* summed over its threads */
+	uint64_t outside_ns;	       /* of runtime_ns, outside preferred */
+	uint64_t interval_ns;
+	/*
+	 * The online CPUs the rule may use outside its preferred ones (on
+	 * nodes with CPUs: memory-only nodes have none), and how busy they
+	 * were, in CPUs, all tasks together.
+	 */
+	unsigned int outside_cpus;
+	double outside_busy;
+	/* The same for the preferred CPUs: is there room at home? */
+	unsigned int home_cpus;
+	double home_busy;
+};
+
+enum rulectl_action { RULECTL_HOLD, RULECTL_SOFTEN, RULECTL_HARDEN };
+
+void rulectl_params_default(const struct config *c, struct rulectl_params *p);
+/* Pure: the rung after this sample, and why (reason). */
+enum rulectl_action rulectl_step(const struct rulectl_params *p,
+				 struct rulectl_state *s,
+				 const struct rulectl_sample *in, char *reason,
+				 size_t reason_size);
+static inline struct ratio rulectl_ratio(const struct rulectl_params *p,
+					 const struct rulectl_state *s)
+{
+	return p->ladder[s->rung];
+}
+/* Derived figures of a sample, for the law and for --status. */
+double rulectl_wait(const struct rulectl_sample *in);
+double rulectl_outside(const struct rulectl_sample *in);
+
+#endif

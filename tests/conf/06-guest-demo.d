@@ -1,0 +1,1 @@
+../../vm/guest/softaffd.d
