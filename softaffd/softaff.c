@@ -336,6 +336,19 @@ static int show_tasks(const struct opts *o, int tgid, const char *dir,
 }
 
 /*
+ * After a write that was taken, reading the new value back may still fail
+ * (the process exited meanwhile): the message says so, and the exit
+ * status stays 0, because what was asked for was done.
+ */
+static int readback(int r)
+{
+	if (r != EX_OK)
+		fprintf(stderr, "softaff: the new value was written, but "
+				"reading it back failed (above)\n");
+	return EX_OK;
+}
+
+/*
  * -p: a process is written at the process level (all its threads,
  * later ones too); a PID that is another thread's id only that thread,
  * as taskset -p sets one thread.
@@ -363,7 +376,7 @@ static int run_pid(const struct opts *o)
 	r = set_task(o, dir);
 	if (r != EX_OK)
 		return r;
-	return show_tasks(o, tgid, dir, o->pid, "new");
+	return readback(show_tasks(o, tgid, dir, o->pid, "new"));
 }
 
 /* COMMAND: set our own preference (process level), then become it. */
@@ -497,7 +510,7 @@ static int run_cgroup(const struct opts *o)
 		if (r != EX_OK)
 			return r;
 	}
-	return show_cgroup(dir, name, "new", o->list);
+	return readback(show_cgroup(dir, name, "new", o->list));
 }
 
 /* MASK (hex, "0x" allowed as taskset takes it) or LIST with -c. */
@@ -629,12 +642,31 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{"sys-root", required_argument, NULL, OPT_SYS},
 		{NULL, 0, NULL, 0},
 	};
+	char *pos[3];
+	size_t npos = 0;
 	bool dashdash;
 	int c, r;
 
 	roots_default(&o->roots);
 	/* "+": stop at the first non-option, COMMAND's options are its own. */
-	while ((c = getopt_long(argc, argv, "+pacN:r:g:hV", lo, NULL)) != -1) {
+	opterr = 0; /* our own message, not one naming argv[0]'s path */
+	for (;;) {
+		c = getopt_long(argc, argv, "+pacN:r:g:hV", lo, NULL);
+		/*
+		 * Without a COMMAND (-p, --cgroup) options may also follow
+		 * MASK and PID, as with taskset -p; the "+" above is for
+		 * COMMAND's options, which are its own.
+		 */
+		if (c == -1 && (o->pid_mode || o->cgroup_arg) &&
+		    optind < argc && strcmp(argv[optind - 1], "--")) {
+			if (npos == ARRAY_SIZE(pos))
+				return usage_error("too many arguments: '%s'",
+						   argv[optind]);
+			pos[npos++] = argv[optind++];
+			continue;
+		}
+		if (c == -1)
+			break;
 		switch (c) {
 		case 'p': o->pid_mode = true; break;
 		case 'a': o->all = true; break;
@@ -653,7 +685,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'h': usage(stdout); exit(EX_OK);
 		case 'V': printf("softaff %s\n", SOFTAFFD_VERSION); exit(EX_OK);
-		default: usage(stderr); return EX_USAGE;
+		default:
+			return usage_error("unknown option or missing "
+					   "argument: '%s'",
+					   argv[optind - 1]);
 		}
 	}
 	dashdash = optind > 1 && !strcmp(argv[optind - 1], "--");
@@ -664,7 +699,18 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	if (o->node_arg && o->reset)
 		return usage_error("--node and --reset exclude each "
 					 "other");
-	r = parse_positional(o, argc - optind, argv + optind, dashdash);
+	if (o->pid_mode || o->cgroup_arg) {
+		/* What follows a "--" is positional too. */
+		while (optind < argc && npos < ARRAY_SIZE(pos))
+			pos[npos++] = argv[optind++];
+		if (optind < argc)
+			return usage_error("too many arguments: '%s'",
+					   argv[optind]);
+		r = parse_positional(o, (int)npos, pos, dashdash);
+	} else {
+		r = parse_positional(o, argc - optind, argv + optind,
+				     dashdash);
+	}
 	if (r != EX_OK)
 		return r;
 	if (o->mask_arg && (r = parse_cpus_arg(o)) != EX_OK)
