@@ -248,31 +248,44 @@ static int possible_cpus(const struct opts *o, struct cpuset *ret)
 }
 
 /*
- * The writes to a task directory (<proc>/PID, its task/TID or
- * <proc>/self): the mask, then the ratio.  A refused mask stops before
+ * The writes of a set: the mask (cpus, or an empty line for NULL) and
+ * then the ratio, each only if asked for.  A refused mask stops before
  * the ratio, so that nothing is half done by a bad call.
  */
+static int write_values(const struct opts *o, const char *dir,
+			const char *mask_file, const struct cpuset *cpus,
+			const char *ratio_file)
+{
+	char buf[CPUSET_LIST_BUFSZ + 1];
+	int r;
+
+	if (o->have_cpus || o->reset) {
+		buf[0] = '\0';
+		if (cpus)
+			cpuset_format_list(cpus, buf, sizeof(buf) - 1);
+		strcat(buf, "\n");
+		r = write_pref(dir, mask_file, buf);
+		if (r != EX_OK)
+			return r;
+	}
+	if (o->have_ratio) {
+		pref_format_ratio(&o->ratio, buf, sizeof(buf) - 1);
+		strcat(buf, "\n");
+		return write_pref(dir, ratio_file, buf);
+	}
+	return EX_OK;
+}
+
+/* A task directory: <proc>/PID, its task/TID or <proc>/self. */
 static int set_task(const struct opts *o, const char *dir)
 {
-	char buf[CPUSET_LIST_BUFSZ + 1], ratio[32];
 	struct cpuset cpus = o->cpus;
 	int r;
 
 	if (o->reset && (r = possible_cpus(o, &cpus)) != EX_OK)
 		return r;
-	if (o->have_cpus || o->reset) {
-		cpuset_format_list(&cpus, buf, sizeof(buf) - 1);
-		strcat(buf, "\n");
-		r = write_pref(dir, "soft_affinity_list", buf);
-		if (r != EX_OK)
-			return r;
-	}
-	if (o->have_ratio) {
-		pref_format_ratio(&o->ratio, ratio, sizeof(ratio) - 1);
-		strcat(ratio, "\n");
-		return write_pref(dir, "soft_affinity_ratio", ratio);
-	}
-	return EX_OK;
+	return write_values(o, dir, "soft_affinity_list", &cpus,
+			    "soft_affinity_ratio");
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -472,7 +485,6 @@ static int show_cgroup(const char *dir, const char *name, const char *when,
 static int run_cgroup(const struct opts *o)
 {
 	char dir[PATH_MAX], name[PATH_MAX], path[PATH_MAX];
-	char buf[CPUSET_LIST_BUFSZ + 1];
 	int r;
 
 	/* Room left in dir for the longest file name below. */
@@ -493,23 +505,12 @@ static int run_cgroup(const struct opts *o)
 	r = show_cgroup(dir, name, "current", o->list);
 	if (r != EX_OK || !(o->have_cpus || o->have_ratio || o->reset))
 		return r;
-	if (o->have_cpus || o->reset) {
-		/* An empty line clears the cgroup's own value. */
-		buf[0] = '\0';
-		if (o->have_cpus)
-			cpuset_format_list(&o->cpus, buf, sizeof(buf) - 1);
-		strcat(buf, "\n");
-		r = write_pref(dir, "cpuset.cpus.preferred", buf);
-		if (r != EX_OK)
-			return r;
-	}
-	if (o->have_ratio) {
-		pref_format_ratio(&o->ratio, buf, sizeof(buf) - 1);
-		strcat(buf, "\n");
-		r = write_pref(dir, "cpuset.cpus.preferred.ratio", buf);
-		if (r != EX_OK)
-			return r;
-	}
+	/* An empty line clears the cgroup's own value. */
+	r = write_values(o, dir, "cpuset.cpus.preferred",
+			 o->have_cpus ? &o->cpus : NULL,
+			 "cpuset.cpus.preferred.ratio");
+	if (r != EX_OK)
+		return r;
 	return readback(show_cgroup(dir, name, "new", o->list));
 }
 
