@@ -3,6 +3,7 @@
 #   make run               boot the 2-node NUMA guest, root shell on the console
 #   make run CMD='...'     run one command in the guest and power off
 #   make test              everything CI checks; ends with "N passed, N failed"
+#   make deb               Debian packages of softaffd and the kernel in build/deb
 #
 # See README.md. Topology and QEMU knobs (NODES, CPUS_PER_NODE, THREADS, MEM,
 # ACCEL, TIMEOUT) are passed through the environment to vm/run.
@@ -15,12 +16,12 @@ KCONFIG ?= normal
 export PATCHES KCONFIG
 
 .PHONY: all deps kernel image softaffd run vm-exec test test-host test-guest \
-	bench stress fuzz install uninstall clean distclean help
+	bench stress fuzz deb install uninstall clean distclean help
 
 all: kernel image softaffd
 
 help:
-	@sed -n '2,9p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,10p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@vm/deps
@@ -63,6 +64,10 @@ stress: deps
 
 fuzz: deps
 	@$(MAKE) -s -C softaffd fuzz
+
+# softaffd_VERSION_ARCH.deb and linux-image-*-softaff_*.deb (vm/build-deb).
+deb: deps
+	@vm/build-deb
 
 install:
 	$(MAKE) -C softaffd install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)

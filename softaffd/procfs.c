@@ -88,7 +88,7 @@ int procfs_parse_stat(const char *buf, struct pstat *ret)
 }
 
 /* Value of "Key:\t..." at the start of a line, or NULL. */
-static const char *status_field(const char *buf, const char *key)
+const char *procfs_status_field(const char *buf, const char *key)
 {
 	size_t n = strlen(key);
 	const char *p = buf;
@@ -121,7 +121,7 @@ int procfs_parse_status(const char *buf, struct cpuset *ret_hard,
 	size_t n;
 
 	if (ret_hard) {
-		v = status_field(buf, "Cpus_allowed_list");
+		v = procfs_status_field(buf, "Cpus_allowed_list");
 		if (!v)
 			return -EINVAL;
 		n = strcspn(v, "\n");
@@ -136,7 +136,7 @@ int procfs_parse_status(const char *buf, struct cpuset *ret_hard,
 		unsigned long long u;
 		char *end;
 
-		v = status_field(buf, "Uid");
+		v = procfs_status_field(buf, "Uid");
 		if (!v || *v < '0' || *v > '9')
 			return -EINVAL;
 		errno = 0;

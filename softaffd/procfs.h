@@ -22,6 +22,11 @@ struct pstat {
 
 #define PF_KTHREAD_BIT 0x00200000UL /* include/linux/sched.h PF_KTHREAD */
 
+/*
+ * The value of "Key:\tvalue" in a status file (blanks after the colon
+ * skipped, up to the line's end), or NULL.  Also used by softaff(1).
+ */
+const char *procfs_status_field(const char *buf, const char *key);
 /* Pure parsers: 0 or -EINVAL.  buf is NUL terminated. */
 int procfs_parse_stat(const char *buf, struct pstat *ret);
 /* Cpus_allowed_list (hard mask) and real Uid from .../status. */

@@ -1,0 +1,315 @@
+#!/bin/sh
+# softaff(1) on the host: its unit tests, then the command (ASan + UBSan
+# build) against fake /proc and /sys trees given with the hidden options
+# --proc-root and --sys-root.  The fake files are plain files: a write
+# replaces their text and reads show what the fixture says, so these
+# tests check what softaff writes where, what it prints and its exit
+# codes; tests/guest/75-softaff.t checks it against the real kernel.
+# Prints TAP (run-check.sh's style); exits non-zero if anything failed.
+#
+# Env: B (build dir).
+
+B=${B:-build}
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+SA=$HERE/$B/softaff-san
+n=0
+failed=0
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+check() {
+	desc=$1
+	shift
+	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+# result STATUS DESC: one TAP line for the status of what ran just before.
+result() { if [ "$1" = 0 ]; then ok "$2"; else not_ok "$2"; fi; }
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/softaff-check-XXXXXX")
+trap 'rm -rf "$W"' EXIT
+P=$W/proc
+S=$W/sys
+
+# ---- unit tests (ASan + UBSan) ----
+"$HERE/$B/softaff-unit" > "$W/unit.out" 2>&1
+unit_rc=$?
+while IFS= read -r line; do
+	case $line in
+	"ok - "*) ok "${line#ok - }" ;;
+	"not ok - "*) not_ok "${line#not ok - }" ;;
+	*) echo "# $line" ;;
+	esac
+done < "$W/unit.out"
+check "softaff unit: exit status $unit_rc" test "$unit_rc" = 0
+
+# ---- fixtures ----
+# task DIR TGID LIST SOURCE RATIO: a task's status and preference files.
+task() {
+	mkdir -p "$1"
+	printf 'Name:\tdemo\nTgid:\t%s\nCpus_allowed:\tf\nCpus_allowed_list:\t0-3\nCpus_preferred:\t-\nCpus_preferred_list:\t%s\nCpus_preferred_source:\t%s\n' \
+		"$2" "$3" "$4" > "$1/status"
+	echo "$5" > "$1/soft_affinity_ratio"
+	echo "$3" > "$1/soft_affinity_list"
+}
+task "$P/100" 100 0-1 task "5:4 task"
+task "$P/100/task/100" 100 0-1 task "5:4 task"
+task "$P/100/task/101" 100 2 task "100:1 default"
+task "$P/100/task/99" 100 0-3 none "100:1 default"
+# /proc/TID of a thread exists too (not listed), with the thread's values.
+task "$P/101" 100 2 task "100:1 default"
+task "$P/self" 7 0-3 none "100:1 default"
+echo f > "$P/self/soft_affinity"
+for nd in 0 1; do
+	mkdir -p "$S/devices/system/node/node$nd"
+done
+echo 0-1 > "$S/devices/system/node/node0/cpulist"
+echo 2-3 > "$S/devices/system/node/node1/cpulist"
+mkdir -p "$S/devices/system/cpu"
+echo 0-3 > "$S/devices/system/cpu/possible"
+CG=$S/fs/cgroup
+mkdir -p "$CG/app" "$CG/nocpuset" "$CG/oldkernel"
+echo 0-3 > "$CG/app/cpuset.cpus"
+echo 0-1 > "$CG/app/cpuset.cpus.preferred"
+echo default > "$CG/app/cpuset.cpus.preferred.ratio"
+echo 0-3 > "$CG/oldkernel/cpuset.cpus"
+
+# sa ARGS...: softaff on the fixtures; output in $W/out, errors in
+# $W/err, exit status in $rc.  Sanitizer reports go to san.log.
+sa() {
+	"$SA" --proc-root "$P" --sys-root "$S" "$@" > "$W/out" 2> "$W/err"
+	rc=$?
+	cat "$W/err" >> "$W/all-err"
+}
+# has FILE TEXT: FILE holds exactly TEXT (one line).
+has() { [ "$(cat "$1")" = "$2" ]; }
+# says LINE: the output has that line.
+says() { grep -qxF -- "$1" "$W/out"; }
+# errs TEXT: stderr contains TEXT.
+errs() { grep -qF -- "$1" "$W/err"; }
+# rc_is N: the last exit status; prints the output when it is not.
+rc_is() {
+	[ "$rc" = "$1" ] && return 0
+	echo "# exit $rc, wanted $1"
+	sed 's/^/# out: /' "$W/out"
+	sed 's/^/# err: /' "$W/err"
+	return 1
+}
+: > "$W/all-err"
+
+# ---- showing ----
+sa -p 100
+rc_is 0 && says "pid 100's current preferred mask: 3 (task)" &&
+	says "pid 100's current ratio: 5:4 (task)"
+result $? "show: -p PID prints the hex mask, the ratio and their sources"
+sa -pc 100
+rc_is 0 && says "pid 100's current preferred list: 0-1 (task)"
+result $? "show: -pc PID prints a list"
+sa -p -a -c 100
+rc_is 0 && [ "$(sed -n 's/^pid \([0-9]*\).s current preferred.*/\1/p' "$W/out" | tr '\n' ' ')" = "99 100 101 " ] &&
+	says "pid 101's current preferred list: 2 (task)" &&
+	says "pid 99's current ratio: 100:1 (default)"
+result $? "show: -a prints every thread, in order, each with its own values"
+sa -p 101
+rc_is 0 && says "pid 101's current preferred mask: 4 (task)"
+result $? "show: -p TID of a thread reads that thread (task/TID)"
+
+# ---- setting a process, a thread ----
+sa -p -c 2-3 100
+rc_is 0 && has "$P/100/soft_affinity_list" 2-3 &&
+	has "$P/100/task/101/soft_affinity_list" 2 &&
+	says "pid 100's current preferred list: 0-1 (task)" &&
+	grep -q "^pid 100's new preferred list: " "$W/out"
+result $? "set: -p -c LIST PID writes the process file, prints current and new"
+sa -p 0x5 100
+rc_is 0 && has "$P/100/soft_affinity_list" 0,2
+result $? "set: a hex mask (0x allowed) is written as the list 0,2"
+sa -p 3 101
+rc_is 0 && has "$P/100/task/101/soft_affinity_list" 0-1 &&
+	has "$P/100/soft_affinity_list" 0,2
+result $? "set: -p MASK TID writes only that thread (task/TID), as taskset does"
+sa -p -a -c 1 101
+rc_is 0 && has "$P/100/soft_affinity_list" 1 &&
+	[ "$(grep -c "new preferred" "$W/out")" = 3 ]
+result $? "set: -a writes the whole process (of a TID too), shows every thread"
+sa -p --node 1 100
+rc_is 0 && has "$P/100/soft_affinity_list" 2-3
+result $? "set: --node 1 writes node 1's CPUs"
+sa -p -N 0,1 100
+rc_is 0 && has "$P/100/soft_affinity_list" 0-3
+result $? "set: -N 0,1 writes both nodes' CPUs"
+sa -p --ratio 20:1 100
+rc_is 0 && has "$P/100/soft_affinity_ratio" 20:1 && has "$P/100/soft_affinity_list" 0-3
+result $? "set: --ratio A:P writes only the ratio"
+# Back to what the kernel would show: reads need "A:P SOURCE".
+kratio() { echo "5:4 task" > "$P/100/soft_affinity_ratio"; }
+kratio
+sa -p --ratio default 100
+rc_is 0 && has "$P/100/soft_affinity_ratio" default
+result $? "set: --ratio default"
+kratio
+echo 0 > "$P/100/soft_affinity_list"
+sa -p --reset 100
+rc_is 0 && has "$P/100/soft_affinity_list" 0-3
+result $? "set: --reset writes every possible CPU, which clears the request"
+sa -p -c --ratio 5:4 0 100
+rc_is 0 && has "$P/100/soft_affinity_list" 0 && has "$P/100/soft_affinity_ratio" 5:4
+result $? "set: a list and a ratio in one call"
+kratio
+
+# ---- bad arguments: exit 2, nothing written ----
+echo untouched > "$P/100/soft_affinity_list"
+echo untouched > "$P/100/soft_affinity_ratio"
+bad=0
+for args in "-p zz 100" "-p 0 100" "-p -c 3-1 100" "-p -c 0-3x 100" \
+	"-p --ratio 0:1 100" "-p --ratio 5 100" "-p --ratio 10001:1 100" \
+	"-p -c 1 --ratio x 100" "-p --node 7 100" "-p --node x 100" \
+	"-p 1 abc" "-p 3 100 7" "-p" "-p --node 0 3 100" "-p --node 0 --reset 100" \
+	"-a 3 true" "-p -g app 100" "3" "--ratio 5:4 3" "-g app 1 2" "--bogus" \
+	"-p -c 2000 100" "-p -c 1 2 3 4"; do
+	# shellcheck disable=SC2086
+	sa $args
+	if [ "$rc" != 2 ] || ! grep -q '^softaff: ' "$W/err"; then
+		echo "# softaff $args: exit $rc: $(cat "$W/err" | head -1)"
+		bad=$((bad + 1))
+	fi
+done
+[ $bad = 0 ] && has "$P/100/soft_affinity_list" untouched &&
+	has "$P/100/soft_affinity_ratio" untouched
+result $? "usage: 23 bad calls exit 2 with a message and write nothing"
+kratio
+sa -p --node 7 100
+errs "node 7 does not exist"
+result $? "usage: an unknown node is named"
+sa -p --ratio 5:0 100
+errs "bad ratio '5:0': want ALLOWED:PREFERRED, each 1..10000, or default"
+result $? "usage: a bad ratio says what a good one looks like"
+sa -p zz 100
+errs "'zz' is not a hex CPU mask (e.g. f; -c for a list)"
+result $? "usage: a bad mask points at -c"
+
+# ---- failures: the file and the errno in words ----
+sa -p 4242
+rc_is 1 && errs "softaff: $P/4242/status: No such file or directory (no process or thread 4242)"
+result $? "fail: no such process: exit 1, names the file and the errno"
+rm "$P/100/soft_affinity_list"
+mkdir "$P/100/soft_affinity_list"
+kratio
+sa -p -c --ratio 7:1 1 100
+rc_is 1 && errs "softaff: writing '1' to $P/100/soft_affinity_list: Is a directory" &&
+	has "$P/100/soft_affinity_ratio" "5:4 task"
+result $? "fail: a refused write names value, file and errno; the ratio is not written after it"
+rmdir "$P/100/soft_affinity_list"
+echo 0-3 > "$P/100/soft_affinity_list"
+mv "$P/self/soft_affinity" "$P/self/soft_affinity.x"
+sa -p 100
+rc_is 3 && errs "$P/self/soft_affinity: No such file or directory (this kernel does not have the soft affinity series)"
+result $? "fail: a kernel without soft affinity: exit 3, said by the missing file"
+mv "$P/self/soft_affinity.x" "$P/self/soft_affinity"
+mkdir -p "$P/200"
+printf 'Name:\tx\nTgid:\t200\nCpus_allowed_list:\t0-3\n' > "$P/200/status"
+sa -p 200
+rc_is 3 && errs "$P/200/status: no soft affinity fields"
+result $? "fail: a status file without Cpus_preferred_*: exit 3"
+
+# ---- running a command ----
+sa -c 1 -- cat "$P/self/soft_affinity_list"
+rc_is 0 && says 1
+result $? "command: -c LIST -- COMMAND writes /proc/self first, then execs"
+sa 6 cat "$P/self/soft_affinity_list"
+rc_is 0 && says 1-2
+result $? "command: MASK COMMAND without --"
+sa --node 1 --ratio 5:4 cat "$P/self/soft_affinity_list" "$P/self/soft_affinity_ratio"
+rc_is 0 && [ "$(cat "$W/out" | tr '\n' ' ')" = "2-3 5:4 " ]
+result $? "command: --node N --ratio A:P COMMAND"
+sa --ratio 20:1 -- sh -c 'echo "$0 $1"' a -x
+rc_is 0 && says "a -x" && has "$P/self/soft_affinity_ratio" 20:1
+result $? "command: --ratio -- COMMAND ARGS, COMMAND's options are its own"
+sa -c 1 -- /nonexistent/cmd
+rc_is 127 && errs "failed to execute /nonexistent/cmd: No such file or directory"
+result $? "command: not found: exit 127"
+sa -c 1 -- "$P"
+rc_is 126 && errs "Permission denied"
+result $? "command: not executable: exit 126"
+
+# ---- cgroups ----
+sa -g app
+rc_is 0 && says "cgroup /app's current preferred mask: 3" &&
+	says "cgroup /app's current ratio: default"
+result $? "cgroup: shows its mask and ratio"
+sa --cgroup "$CG/app/" -c 2-3 --ratio 20:1
+cat "$W/out" "$W/err" > "$W/cg-set"
+rc_is 0 && has "$CG/app/cpuset.cpus.preferred" 2-3 &&
+	has "$CG/app/cpuset.cpus.preferred.ratio" 20:1 &&
+	says "cgroup /app's current preferred list: 0-1"
+result $? "cgroup: the mount's full path; -c LIST and --ratio written (options after MASK too)"
+sa -g app --node 0
+rc_is 0 && has "$CG/app/cpuset.cpus.preferred" 0-1
+result $? "cgroup: --node"
+sa -g /app --reset --ratio default
+rc_is 0 && [ "$(cat "$CG/app/cpuset.cpus.preferred")" = "" ] &&
+	has "$CG/app/cpuset.cpus.preferred.ratio" default
+result $? "cgroup: --reset writes an empty line (clears), --ratio default"
+sa -g app
+rc_is 0 && says "cgroup /app's current preferred mask: none (the nearest ancestor's applies)"
+result $? "cgroup: no value of its own is said so"
+sa -g nosuch
+rc_is 1 && errs "$CG/nosuch: No such file or directory (no such cgroup)"
+result $? "cgroup: no such cgroup: exit 1"
+sa -g nocpuset
+rc_is 1 && errs "the cpuset controller is not enabled for cgroup /nocpuset"
+result $? "cgroup: without cpuset files: exit 1, says how to enable it"
+sa -g oldkernel
+rc_is 3 && errs "cpuset.cpus.preferred is missing: this kernel does not have the soft affinity series"
+result $? "cgroup: cpuset without cpuset.cpus.preferred: exit 3"
+sa -g /
+rc_is 1 && errs "the root cgroup has no preference files"
+result $? "cgroup: the root cgroup is refused"
+sa -g app/../..
+rc_is 2
+result $? "cgroup: '..' is refused (exit 2)"
+
+# ---- help, version, man page, completion ----
+sa --help
+rc_is 0 && grep -q "Exit status: 0 done" "$W/out"
+result $? "--help: exit 0, lists the exit codes"
+sa -V
+rc_is 0 && grep -qx "softaff [0-9.]*" "$W/out"
+result $? "--version"
+# Every option of --help is in the man page and the completion.
+sa --help
+missing=""
+for opt in $(grep -o -- '--[a-z][a-z-]*' "$W/out" | sort -u); do
+	grep -qF -- "$(echo "$opt" | sed 's/-/\\-/g')" "$HERE/softaff.1" || missing="$missing man:$opt"
+	grep -qF -- "$opt" "$HERE/softaff.bash-completion" || missing="$missing completion:$opt"
+done
+[ -z "$missing" ] || echo "# missing:$missing"
+check "docs: every option of --help is in softaff.1 and the completion" test -z "$missing"
+if command -v groff > /dev/null; then
+	LC_ALL=C groff -man -Tutf8 -ww -z "$HERE/softaff.1" > "$W/groff" 2>&1
+	sed 's/^/# /' "$W/groff"
+	check "docs: softaff.1 formats without a groff warning" test ! -s "$W/groff"
+else
+	ok "docs: softaff.1 formats # SKIP no groff"
+fi
+if command -v bash > /dev/null; then
+	# complete WORDS...: what the completion offers for the last word.
+	complete_words() {
+		bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+			COMP_LINE="$*"; _softaff; printf "%s\n" "${COMPREPLY[@]}"' \
+			x "$HERE/softaff.bash-completion" "$@"
+	}
+	opts=$(complete_words softaff --r | tr '\n' ' ')
+	ratio=$(complete_words softaff --ratio "" | tr '\n' ' ')
+	[ "$opts" = "--ratio --reset " ] && [ "$ratio" = "default " ]
+	result $? "completion: options ('$opts') and the ratio's values ('$ratio')"
+else
+	ok "completion # SKIP no bash"
+fi
+
+check "sanitizer-clean runs" sh -c "! grep -q 'Sanitizer\|runtime error' '$W/all-err'"
+grep -i 'sanitizer\|runtime error' "$W/all-err" | head -20 | sed 's/^/# /'
+
+echo "1..$n"
+[ $failed = 0 ]
