@@ -127,7 +127,11 @@ spills=$(grep -E "sched_soft_affinity:.*pid=$pid .*reason=[a-z_]*spill" "$tmp/tr
 returns=$(grep -E "sched_soft_affinity:.*pid=$pid .*reason=" "$tmp/trace" | grep -vc 'spill$')
 if ((off == 0)); then ok "NUMA balancing moved or swapped it off node 0 0 times ($moves NUMA events of it; soft affinity: $returns returns, $spills spills)"
 else nok "NUMA balancing moved or swapped it off node 0 $off times (soft affinity: $returns returns, $spills spills)"; fi
-sleep 2
+# At least 8 once-a-second samples after going home (2 s of settling).
+for ((i = 0; i < 20; i++)); do
+	(($(wc -l <"$tmp/out") >= mark + 10)) && break
+	sleep 1
+done
 total=0 home=0
 while read -r line; do
 	[[ $line =~ ^cpu=([0-9]+)$ ]] || continue
