@@ -23,7 +23,7 @@ set -u
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 nok() { n=$((n + 1)); echo "not ok $n - $*"; }
-skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+skip_all() { echo "ok 1 # SKIP $*"; echo "1..1"; exit 0; }
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 
