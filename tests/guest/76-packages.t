@@ -56,6 +56,20 @@ snapshot() {
 owned_files() { dpkg -L "$1" | while read -r f; do [[ -d $f ]] || echo "$f"; done; }
 
 # --- a guest without softaffd -------------------------------------------------
+# The make-install softaffd is put back at the end, for the tests after this one.
+saved=$(mktemp)
+tar -cpf "$saved" --ignore-failed-read /usr/sbin/softaffd /usr/bin/softaff \
+	/usr/share/man/man8/softaffd.8 /usr/share/man/man5/softaffd.conf.5 \
+	/usr/share/man/man1/softaff.1 /usr/lib/systemd/system/softaffd.service \
+	/etc/softaffd.conf /usr/share/bash-completion/completions/softaff \
+	/usr/share/softaffd /etc/softaffd.d 2>/dev/null
+put_back() {
+	tar -C / -xpf "$saved" --keep-directory-symlink 2>/dev/null
+	rm -f "$saved"
+	systemctl daemon-reload
+	systemctl enable --now softaffd >/dev/null 2>&1
+}
+trap 'put_back; kill "${pids[@]}" 2>/dev/null; rm -rf "$W" /tmp/sa76-demo' EXIT
 systemctl disable --now softaffd >/dev/null 2>&1
 rm -f /usr/sbin/softaffd /usr/bin/softaff /usr/share/man/man8/softaffd.8 \
 	/usr/share/man/man5/softaffd.conf.5 /usr/share/man/man1/softaff.1 \
