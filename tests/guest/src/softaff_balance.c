@@ -23,6 +23,13 @@
  *	each CPU of -x; after a second of settling, counts for SECONDS the
  *	work (loop iterations) of everyone, the measure of throughput, and
  *	prints the workers' TIDs for the tracepoint's records.
+ *   softaff_balance conserve -S LIST -x LIST [-w N] [-n TRIALS] [-T TIMEOUT_MS]
+ *	Work conservation.  Per trial: one hog hard-pinned to each CPU of -x
+ *	and N workers with soft affinity -S hard-pinned to -S, for 500 ms; then
+ *	at once the hogs stop and the workers are free to run anywhere, and for
+ *	each CPU of -x the time until some worker runs on it (how long it stays
+ *	idle although -S is overloaded) is measured, TIMEOUT_MS if none came.
+ *	The sampling thread runs on the first CPU of -S, never on -x.
  *
  * Every mode ends with the workers' summed schedstats from
  * /proc/thread-self/sched (kernel.sched_schedstats=1) as key=value pairs.
@@ -464,6 +471,95 @@ static int mode_bounce(void)
 	return total1 > total0 ? 0 : 1;
 }
 
+/* Does some worker run on @cpu now? */
+static bool worker_on(int cpu)
+{
+	int i;
+
+	for (i = 0; i < nworkers; i++)
+		if (atomic_load_explicit(&workers[i].cpu, memory_order_relaxed) == cpu)
+			return true;
+	return false;
+}
+
+static int mode_conserve(void)
+{
+	static double idle_ms[MAX_TRIALS * MAX_CPUS];
+	double gap[MAX_CPUS], t0, t;
+	pthread_t hogs[MAX_CPUS];
+	int hog_cpu[MAX_CPUS], nhogs = 0, nidle = 0, timeouts = 0, trial, cpu, i, left;
+	cpu_set_t hog_set, self;
+
+	if (!hog_list || softaff_parse_cpulist(hog_list, &hog_set) || !CPU_COUNT(&hog_set)) {
+		fprintf(stderr, "softaff_balance: conserve needs -x CPULIST\n");
+		return 2;
+	}
+	/* Sample from a preferred CPU: never wake up on a CPU being measured. */
+	CPU_ZERO(&self);
+	for (cpu = 0; cpu < MAX_CPUS && !CPU_ISSET(cpu, &soft_set); cpu++)
+		;
+	CPU_SET(cpu, &self);
+	if (sched_setaffinity(0, sizeof(self), &self))
+		die("sched_setaffinity (sampler)");
+
+	for (trial = 0; trial < ntrials; trial++) {
+		atomic_store(&hogs_stop, false);
+		atomic_store(&unpin, false);
+		nhogs = 0;
+		for (cpu = 0; cpu < MAX_CPUS; cpu++)
+			if (CPU_ISSET(cpu, &hog_set) &&
+			    !pthread_create(&hogs[nhogs], NULL, hog_main, (void *)(long)cpu))
+				hog_cpu[nhogs++] = cpu;
+		start_workers(nworkers, true);
+		sleep_ms(500);
+
+		for (i = 0; i < nhogs; i++)
+			gap[i] = -1;
+		/*
+		 * Unpin from here: a worker waiting in its queue would only
+		 * unpin itself once it runs, which is what is being measured.
+		 */
+		atomic_store(&hogs_stop, true);
+		for (i = 0; i < nworkers; i++)
+			if (sched_setaffinity(workers[i].tid, sizeof(all_cpus), &all_cpus))
+				die("sched_setaffinity (unpin a worker)");
+		t0 = now_ms();
+		for (i = 0; i < nhogs; i++)
+			pthread_join(hogs[i], NULL);
+		do {
+			t = now_ms() - t0;
+			left = 0;
+			for (i = 0; i < nhogs; i++) {
+				if (gap[i] < 0 && worker_on(hog_cpu[i]))
+					gap[i] = t;
+				left += gap[i] < 0;
+			}
+			sleep_ms(0.5);
+		} while (left && t < timeout_ms);
+
+		printf("trial=%d", trial);
+		for (i = 0; i < nhogs; i++) {
+			if (gap[i] < 0) {
+				gap[i] = timeout_ms;
+				timeouts++;
+			}
+			printf(" idle%d_ms=%.1f", hog_cpu[i], gap[i]);
+			idle_ms[nidle++] = gap[i];
+		}
+		printf("\n");
+		stop_workers(nworkers);
+		sleep_ms(100);
+	}
+	if (!nidle)
+		return 1;
+	qsort(idle_ms, nidle, sizeof(idle_ms[0]), cmp_double);
+	printf("trials=%d cpus=%d idle_periods=%d timeouts=%d median_ms=%.1f p95_ms=%.1f max_ms=%.1f\n",
+	       ntrials, nhogs, nidle, timeouts, idle_ms[(nidle - 1) / 2],
+	       idle_ms[(nidle * 95 + 99) / 100 - 1], idle_ms[nidle - 1]);
+	print_stats();
+	return 0;
+}
+
 static int mode_respect(void)
 {
 	pthread_t churner;
@@ -489,7 +585,7 @@ int main(int argc, char **argv)
 	int opt;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: softaff_balance return|spill|respect|bounce -S LIST [options]\n");
+		fprintf(stderr, "usage: softaff_balance return|spill|respect|bounce|conserve -S LIST [options]\n");
 		return 2;
 	}
 	mode = argv[1];
@@ -529,6 +625,8 @@ int main(int argc, char **argv)
 		return mode_respect();
 	if (!strcmp(mode, "bounce"))
 		return mode_bounce();
+	if (!strcmp(mode, "conserve"))
+		return mode_conserve();
 	fprintf(stderr, "softaff_balance: unknown mode %s\n", mode);
 	return 2;
 }
