@@ -1569,6 +1569,8 @@ void mgr_sample(struct mgr *m, uint64_t now, bool exact)
 	bool *walking = calloc(nr, sizeof(*walking));
 	struct pidnode *n, *next;
 
+	for (unsigned int r = 0; r < m->cfg->nrules; r++)
+		m->rs[r].sampled_now = false; /* no decision on old figures */
 	if (!walk || !walking)
 		goto out;
 	for (unsigned int r = 0; r < m->cfg->nrules; r++) {
