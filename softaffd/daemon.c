@@ -276,9 +276,19 @@ static void rules_step(struct daemon *d, uint64_t now)
 			snprintf(rs->why, sizeof(rs->why), "no processes");
 			continue;
 		}
+		/* Asleep, or not due: the last decision stands. */
+		if (!rs->sampled_now)
+			continue;
 		outside_load(d, r, &in);
 		a = rulectl_step(&d->rctl, &rs->ctl, &in, rs->why,
 				 sizeof(rs->why));
+		rs->asleep = mgr_rule_triggers_armed(&d->mgr, r) &&
+			     rulectl_may_sleep(&d->rctl, &rs->ctl, &in);
+		if (rs->asleep)
+			snprintf(rs->why, sizeof(rs->why),
+				 "asleep: hardest, tasks wait %.0f%%; a "
+				 "cpu.pressure trigger wakes it",
+				 rulectl_wait(&in) * 100);
 		if (a == RULECTL_HOLD)
 			continue;
 		after = rulectl_ratio(&d->rctl, &rs->ctl);
@@ -287,6 +297,72 @@ static void rules_step(struct daemon *d, uint64_t now)
 			 after.preferred, rs->why);
 		mgr_set_rule_ratio(&d->mgr, r, after);
 	}
+}
+
+/*
+ * New cgroups of adaptive rules come with a cpu.pressure trigger: watch
+ * it.  Where there is none, or epoll refuses it, those rules read the
+ * cgroup's counters every interval instead; said once.
+ */
+static void watch_triggers(struct daemon *d)
+{
+	for (size_t k = 0; k < d->mgr.ncgs; k++) {
+		struct cg_entry *c = &d->mgr.cgs[k];
+		struct epoll_event ev = {.events = EPOLLPRI,
+					 .data.fd = c->psi_fd};
+		int r = c->psi_fd;
+
+		/* -ENOENT no PSI there (the sample says so), -ENODEV gone. */
+		if (c->psi_watched || c->psi_fd == -ENOENT ||
+		    c->psi_fd == -ENODEV ||
+		    (c->psi_fd < 0 && d->mgr.psi_trigger_logged))
+			continue;
+		if (c->psi_fd >= 0) {
+			if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, c->psi_fd, &ev) == 0) {
+				c->psi_watched = true;
+				continue;
+			}
+			r = -errno;
+			close(c->psi_fd);
+			c->psi_fd = r;
+		}
+		if (!d->mgr.psi_trigger_logged)
+			log_info("no cpu.pressure trigger on cgroup %s (%s%s): "
+				 "adaptive cgroup rules read cpu.pressure and "
+				 "cpu.stat every interval instead of sleeping "
+				 "until their tasks wait",
+				 c->path, strerror(-r),
+				 r == -EOPNOTSUPP ? ": PSI is off at boot"
+				 : r == -EINVAL	  ? ": the kernel refuses the "
+						    "trigger"
+						  : "");
+		d->mgr.psi_trigger_logged = true;
+	}
+}
+
+/* A cpu.pressure trigger fired (or its cgroup went away). */
+static bool on_pressure(struct daemon *d, int fd, uint32_t events)
+{
+	for (size_t k = 0; k < d->mgr.ncgs; k++) {
+		struct cg_entry *c = &d->mgr.cgs[k];
+
+		if (!c->psi_watched || c->psi_fd != fd)
+			continue;
+		if (events & (EPOLLERR | EPOLLHUP)) {
+			/* Removed cgroup: its fd reports this for good. */
+			epoll_ctl(d->epfd, EPOLL_CTL_DEL, fd, NULL);
+			close(fd);
+			c->psi_fd = -ENODEV;
+			c->psi_watched = false;
+		} else {
+			log_debug("cgroup %s: cpu.pressure trigger, rule '%s' "
+				  "wakes",
+				  c->path, d->cfg->rules[c->rule].name);
+		}
+		mgr_rule_wake(&d->mgr, c->rule, now_ms());
+		return true;
+	}
+	return false;
 }
 
 static void on_sample(struct daemon *d)
@@ -741,7 +817,8 @@ int daemon_run(struct daemon *d)
 
 			if (fd == d->conn_fd)
 				conn = true;
-			else if (fd != d->sigfd)
+			else if (fd != d->sigfd &&
+				 !on_pressure(d, fd, evs[i].events))
 				on_timer(d, fd);
 		}
 		if (d->conn_paused)
@@ -762,6 +839,8 @@ int daemon_run(struct daemon *d)
 			    now_ms() - d->mgr.last_scan_ms >= LOST_RESCAN_MS)) {
 			start_rescan(d);
 		}
+		/* Evaluations and scans may have made cgroups ours. */
+		watch_triggers(d);
 	}
 	if (d->o->once && d->signalled && !d->ready) {
 		log_warn("stopped by a signal before the scan was done");

@@ -32,7 +32,8 @@ struct daemon_opts {
 
 /*
  * The running daemon: one thread, one epoll loop over a signalfd, three
- * timerfds and the proc connector.  Each loop turn serves signals first,
+ * timerfds, the proc connector and the cpu.pressure triggers of adaptive
+ * cgroup rules (EPOLLPRI).  Each loop turn serves signals first,
  * then timers, then a slice (SLICE_MS) each of connector events, of the
  * dirty set and of a scan in progress; events and the dirty set also
  * have a share of each second (CONN_BUDGET_MS, EVAL_BUDGET_MS).

@@ -35,6 +35,18 @@
 #define MGR_SAMPLE_PROCS 64
 /* Rules without adaptive softness: figures for --status every 10 s. */
 #define MGR_SAMPLE_OTHERS_MS 10000
+/*
+ * The cpu.pressure trigger of an adaptive cgroup rule: wake the daemon
+ * when the cgroup's tasks together stalled 100 ms within 2 s.  2 s:
+ * without CAP_SYS_RESOURCE, which the daemon does not have, the kernel
+ * takes only multiples of 2 s (they ride on PSI's own 2 s averaging,
+ * with no real-time poll thread).  100 ms, 5% of the window, is half
+ * the law's soften threshold, so a rule whose tasks use less than a
+ * CPU still wakes it: the wait fraction the law uses, some / (some +
+ * usage), is larger than some / wall for them.
+ */
+#define MGR_PSI_WINDOW_US 2000000
+#define MGR_PSI_THRESHOLD_US 100000
 
 /* Call the tick hook every this many items of a batch (threads, pids). */
 #define MGR_TICK_EVERY 64
@@ -42,6 +54,16 @@
 static struct managed *as_managed(struct pidnode *n)
 {
 	return (struct managed *)n; /* node is the first member */
+}
+
+/* Closing the trigger's fd also takes it out of the daemon's epoll set. */
+static void cg_entry_free(struct cg_entry *c)
+{
+	if (c->psi_fd >= 0)
+		close(c->psi_fd);
+	c->psi_fd = -EBADF;
+	free(c->path);
+	c->path = NULL;
 }
 
 struct managed *mgr_lookup(const struct mgr *m, int pid)
@@ -262,7 +284,7 @@ void mgr_done(struct mgr *m)
 	free(m->rule_rl);
 	free(m->rs);
 	for (size_t i = 0; i < m->ncgs; i++)
-		free(m->cgs[i].path);
+		cg_entry_free(&m->cgs[i]);
 	free(m->cgs);
 	m->rs = NULL;
 	m->cgs = NULL;
@@ -703,6 +725,17 @@ static struct cg_entry *cg_add(struct mgr *m, const char *path,
 		return NULL;
 	c->rule = rule;
 	c->orig = *orig;
+	c->psi_fd = -ENOENT;
+	/*
+	 * Only adaptive rules use the wait signal.  The trigger is opened
+	 * here, where the cgroup becomes ours; the daemon puts it in its
+	 * epoll set (and falls back to reading the counters each interval
+	 * when it cannot).
+	 */
+	if (m->cfg->rules[rule].softness.kind == SOFT_ADAPTIVE)
+		c->psi_fd = cgstat_trigger_open(m->roots.sys, path,
+						MGR_PSI_THRESHOLD_US,
+						MGR_PSI_WINDOW_US);
 	m->ncgs++;
 	return c;
 }
@@ -1264,7 +1297,7 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 			continue;
 		}
 		cg_restore(m, c);
-		free(c->path);
+		cg_entry_free(c);
 	}
 	m->ncgs = ncg;
 	/* Events queued under the old rules are covered by the full scan. */
@@ -1455,35 +1488,122 @@ static void sample_proc(struct mgr *m, struct managed *e, int pfd,
 	f->threads += k;
 }
 
+/*
+ * Add the run and wait time of rule's cgroups since the last call to f.
+ * False when a cgroup of it has no cpu.pressure: then its threads tell
+ * (said once per rule).  f stays invalid while every cgroup is only
+ * taking its baseline.
+ */
+static bool sample_cgroups(struct mgr *m, unsigned int rule,
+			   struct rule_figures *f)
+{
+	struct rule_state *rs = &m->rs[rule];
+	bool any = false, delta = false;
+
+	for (size_t k = 0; k < m->ncgs; k++) {
+		struct cg_entry *c = &m->cgs[k];
+		struct cgstat now;
+		uint64_t run, wait;
+		int r;
+
+		if (c->rule != rule)
+			continue;
+		r = cgstat_read(m->roots.sys, c->path, &now);
+		if (r == -ESRCH)
+			continue; /* the unit stopped: its cgroup is gone */
+		if (r < 0) {
+			if (!rs->no_psi_logged)
+				log_info("rule '%s': cannot read %s/fs/cgroup%s/"
+					 "cpu.pressure (%s%s); its wait fraction "
+					 "comes from its threads' schedstat",
+					 m->cfg->rules[rule].name, m->roots.sys,
+					 c->path, strerror(-r),
+					 r == -ENOENT ? ": a kernel without "
+							"CONFIG_PSI, psi=0, or "
+							"cgroup.pressure 0"
+						      : "");
+			rs->no_psi_logged = true;
+			return false;
+		}
+		any = true;
+		if (c->have_prev && cgstat_delta(&c->prev, &now, &run, &wait)) {
+			f->runtime_ns += run;
+			f->delay_ns += wait;
+			delta = true;
+		}
+		c->prev = now;
+		c->have_prev = true;
+	}
+	if (!any)
+		return false;
+	f->valid = f->valid && delta;
+	return true;
+}
+
+/*
+ * Pure: does rule need its threads walked now?  For the wait fraction
+ * when its cgroups cannot give it; for locality while it is soft (the
+ * law hardens on the share outside), else only for --status.
+ */
+static bool walk_due(const struct rule_state *rs, uint64_t now)
+{
+	return rs->last.source == WAIT_THREADS || rs->ctl.rung > 0 ||
+	       !rs->walked_ms || now - rs->walked_ms >= MGR_SAMPLE_OTHERS_MS;
+}
+
+/* Is rule sampled this time? */
+static bool sample_due(const struct mgr *m, unsigned int r, uint64_t now)
+{
+	const struct rule_state *rs = &m->rs[r];
+	bool every = m->cfg->rules[r].softness.kind == SOFT_ADAPTIVE &&
+		     !rs->asleep;
+
+	return every || !rs->sampled_ms ||
+	       now - rs->sampled_ms >= MGR_SAMPLE_OTHERS_MS;
+}
+
 void mgr_sample(struct mgr *m, uint64_t now, bool exact)
 {
+	unsigned int nr = m->cfg->nrules ? m->cfg->nrules : 1;
+	struct rule_figures *walk = calloc(nr, sizeof(*walk));
+	bool *walking = calloc(nr, sizeof(*walking));
 	struct pidnode *n, *next;
-	bool *due = calloc(m->cfg->nrules ? m->cfg->nrules : 1, sizeof(*due));
 
-	if (!due)
-		return;
+	for (unsigned int r = 0; r < m->cfg->nrules; r++)
+		m->rs[r].sampled_now = false; /* no decision on old figures */
+	if (!walk || !walking)
+		goto out;
 	for (unsigned int r = 0; r < m->cfg->nrules; r++) {
 		struct rule_state *rs = &m->rs[r];
-		bool adaptive =
-			m->cfg->rules[r].softness.kind == SOFT_ADAPTIVE;
 
-		if (!adaptive && rs->sampled_ms &&
-		    now - rs->sampled_ms < MGR_SAMPLE_OTHERS_MS)
+		rs->sampled_now = sample_due(m, r, now);
+		if (!rs->sampled_now)
 			continue;
-		due[r] = true;
 		rs->last = (struct rule_figures){
 			.interval_ns = rs->sampled_ms
 					       ? (now - rs->sampled_ms) * 1000000ULL
 					       : 0,
+			.exact = exact,
 			.valid = rs->sampled_ms != 0};
 		rs->sampled_ms = now;
+		if (rs->cg_mode && sample_cgroups(m, r, &rs->last))
+			rs->last.source = WAIT_CGROUP;
+		walking[r] = walk_due(rs, now);
+		if (!walking[r])
+			continue;
+		walk[r] = (struct rule_figures){
+			.interval_ns = rs->walked_ms
+					       ? (now - rs->walked_ms) * 1000000ULL
+					       : 0,
+			.valid = rs->walked_ms != 0};
+		rs->walked_ms = now;
 	}
 	pidtable_for_each (&m->procs, n, next) {
 		struct managed *e = as_managed(n);
-		struct rule_figures *f = &m->rs[e->rule].last;
+		struct rule_figures *f = &walk[e->rule];
 		int pfd;
 
-		if (!due[e->rule] || (e->flags & M_IGNORED) ||
+		if (!walking[e->rule] || (e->flags & M_IGNORED) ||
 		    f->processes >= MGR_SAMPLE_PROCS)
 			continue;
 		pfd = open_same(m, e);
@@ -1492,7 +1612,66 @@ void mgr_sample(struct mgr *m, uint64_t now, bool exact)
 		sample_proc(m, e, pfd, f, exact);
 		close(pfd);
 	}
-	free(due);
+	for (unsigned int r = 0; r < m->cfg->nrules; r++) {
+		struct rule_state *rs = &m->rs[r];
+		struct rule_figures *f = &rs->last;
+		const struct rule_figures *w = &rs->walk;
+
+		if (!rs->sampled_now)
+			continue;
+		if (walking[r])
+			rs->walk = walk[r];
+		if (f->source == WAIT_THREADS) {
+			f->runtime_ns = w->runtime_ns;
+			f->delay_ns = w->delay_ns;
+			f->outside_ns = w->outside_ns;
+		} else if (w->runtime_ns) {
+			/* The threads' share outside, of the cgroups' time. */
+			f->outside_ns = (uint64_t)((double)f->runtime_ns *
+						   (double)w->outside_ns /
+						   (double)w->runtime_ns);
+		}
+		f->processes = w->processes;
+		f->threads = w->threads;
+		f->spills = w->spills;
+		f->returns = w->returns;
+		f->locality_ns = w->interval_ns;
+	}
+out:
+	free(walk);
+	free(walking);
+}
+
+void mgr_rule_wake(struct mgr *m, unsigned int rule, uint64_t now)
+{
+	struct rule_state *rs;
+
+	if (rule >= m->cfg->nrules || !m->rs[rule].asleep)
+		return;
+	rs = &m->rs[rule];
+	rs->asleep = false;
+	for (size_t k = 0; k < m->ncgs; k++) {
+		struct cg_entry *c = &m->cgs[k];
+
+		if (c->rule == rule)
+			c->have_prev =
+				cgstat_read(m->roots.sys, c->path, &c->prev) == 0;
+	}
+	rs->sampled_ms = now;
+}
+
+bool mgr_rule_triggers_armed(const struct mgr *m, unsigned int rule)
+{
+	bool any = false;
+
+	for (size_t k = 0; k < m->ncgs; k++) {
+		if (m->cgs[k].rule != rule)
+			continue;
+		if (!m->cgs[k].psi_watched)
+			return false;
+		any = true;
+	}
+	return any;
 }
 
 unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,

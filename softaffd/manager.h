@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "cgpref.h"
+#include "cgstat.h"
 #include "config.h"
 #include "log.h"
 #include "owned.h"
@@ -41,11 +42,24 @@ struct tsample {
 	struct task_sched v;
 };
 
-/* What a rule's threads did over one sample interval. */
+/* Where a rule's wait fraction comes from. */
+enum wait_source {
+	WAIT_THREADS, /* its threads' task/TID/schedstat */
+	WAIT_CGROUP,  /* its cgroups' cpu.pressure and cpu.stat */
+};
+
+/*
+ * What a rule's tasks did over one sample interval.  runtime, delay:
+ * over interval_ns, from source.  The locality figures (threads,
+ * share outside, spills, returns) always come from a walk of the
+ * threads, which for cgroup rules is rarer: they cover locality_ns.
+ */
 struct rule_figures {
 	uint64_t runtime_ns, delay_ns, outside_ns, spills, returns;
-	uint64_t interval_ns;
+	uint64_t interval_ns, locality_ns;
 	unsigned int processes, threads;
+	enum wait_source source;
+	bool exact; /* the soft counters counted (kernel.sched_schedstats=1) */
 	bool valid;
 };
 
@@ -70,6 +84,16 @@ struct rule_state {
 	struct ratio ratio; /* in force now */
 	bool cg_mode;
 	bool cg_fallback_logged;
+	bool no_psi_logged; /* a cgroup of it had no cpu.pressure */
+	/*
+	 * Asleep: every cgroup of the rule has a PSI trigger, the rule is
+	 * at its hardest and its tasks did not wait: it is sampled only
+	 * for --status until a trigger fires (mgr_rule_wake).
+	 */
+	bool asleep;
+	bool sampled_now;	  /* mgr_sample took a sample of it this time */
+	struct rule_figures walk; /* the last walk of its threads */
+	uint64_t walked_ms;	  /* when, 0: never */
 	struct rulectl_state ctl; /* adaptive rules */
 	char why[160];		  /* why the softness is what it is */
 	struct rule_figures last; /* the last sample, for --status */
@@ -86,6 +110,11 @@ struct cg_entry {
 	unsigned int rule;
 	struct cgpref orig, ours;
 	bool written, foreign;
+	struct cgstat prev; /* at the last sample, if have_prev */
+	bool have_prev;
+	/* The cpu.pressure trigger of an adaptive rule, or -errno: none. */
+	int psi_fd;
+	bool psi_watched; /* in the daemon's epoll set */
 };
 
 /*
@@ -167,6 +196,7 @@ struct mgr {
 	struct cg_entry *cgs;	       /* cgroups we set */
 	size_t ncgs;
 	bool have_proc_ratio; /* the kernel has /proc/PID/soft_affinity_ratio */
+	bool psi_trigger_logged; /* said once why there are no triggers */
 	bool proc_ratio_logged;
 	size_t nhand_procs; /* managed processes with hand-set threads */
 	struct scanner scan; /* the scan in progress, a slice at a time */
@@ -238,22 +268,34 @@ unsigned int mgr_active_groups(const struct mgr *m, struct cpuset *ret,
 			       unsigned int max);
 struct managed *mgr_lookup(const struct mgr *m, int pid);
 /*
- * Put ratio in force for rule: its processes' soft_affinity_ratio, or
- * its cgroups' cpuset.cpus.preferred.ratio.  Returns how many writes.
- */
-/*
- * Gather: per rule, what its managed processes' threads did since the
- * last call (task/TID/schedstat, and sched for the soft counters) into
- * m->rs[].last.  Rules with adaptive softness are sampled each time,
- * the others (whose figures only --status shows) every
- * MGR_SAMPLE_OTHERS_MS, which keeps an idle daemon idle.  exact: kernel.sched_schedstats is on, so the soft
+ * Gather: per rule, what its tasks did since the last call into
+ * m->rs[].last.  A rule that acts on cgroups takes its run and wait
+ * time from the cgroups' cpu.stat and cpu.pressure (two reads per
+ * cgroup), and walks its threads (task/TID/schedstat and stat, sched
+ * for the soft counters) for locality only while it is softer than its
+ * hardest and every MGR_SAMPLE_OTHERS_MS; without cpu.pressure it walks
+ * them every time, like every other rule.  Adaptive rules are sampled
+ * each time, except asleep ones; the others (whose figures only
+ * --status shows) every MGR_SAMPLE_OTHERS_MS, which keeps an idle
+ * daemon idle.  exact: kernel.sched_schedstats is on, so the soft
  * counters count; otherwise a thread's runtime over the interval counts
  * as outside when the CPU it was last on is (an estimate, which needs
  * no privilege: turning schedstats on needs CAP_SYS_ADMIN).
  */
 void mgr_sample(struct mgr *m, uint64_t now_ms, bool exact);
+/*
+ * Put ratio in force for rule: its processes' soft_affinity_ratio, or
+ * its cgroups' cpuset.cpus.preferred.ratio.  Returns how many writes.
+ */
 unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,
 				struct ratio ratio);
+/*
+ * A cpu.pressure trigger of rule fired: sample it every interval again,
+ * from a baseline read now (its counters are stale after a sleep).
+ */
+void mgr_rule_wake(struct mgr *m, unsigned int rule, uint64_t now_ms);
+/* Every cgroup of rule has a working trigger (the daemon may let it sleep). */
+bool mgr_rule_triggers_armed(const struct mgr *m, unsigned int rule);
 /*
  * Every managed process as a triple (rule, pid, has hand-set threads),
  * sorted by rule then pid, for the status.  Count or -ENOMEM.

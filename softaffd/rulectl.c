@@ -136,3 +136,10 @@ enum rulectl_action rulectl_step(const struct rulectl_params *p,
 	s->rung--;
 	return RULECTL_HARDEN;
 }
+
+bool rulectl_may_sleep(const struct rulectl_params *p,
+		       const struct rulectl_state *s,
+		       const struct rulectl_sample *in)
+{
+	return s->rung == 0 && rulectl_wait(in) < p->soften_wait;
+}

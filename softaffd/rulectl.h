@@ -61,6 +61,14 @@ static inline struct ratio rulectl_ratio(const struct rulectl_params *p,
 {
 	return p->ladder[s->rung];
 }
+/*
+ * Pure: may the rule sleep until its cpu.pressure trigger fires?  Yes
+ * when it is at its hardest and its tasks did not wait enough to
+ * soften: no sample would change anything until they do.
+ */
+bool rulectl_may_sleep(const struct rulectl_params *p,
+		       const struct rulectl_state *s,
+		       const struct rulectl_sample *in);
 /* Derived figures of a sample, for the law and for --status. */
 double rulectl_wait(const struct rulectl_sample *in);
 double rulectl_outside(const struct rulectl_sample *in);

@@ -10,6 +10,19 @@
 
 #include "status.h"
 
+/*
+ * Why spills and returns cannot be shown: the kernel counts them (and
+ * soft_outside_runtime) only with schedstats on, and only CAP_SYS_ADMIN
+ * may turn that on, which the daemon never has.  Reading them needs
+ * nothing (/proc/PID/sched is world-readable, with no ptrace check).
+ */
+#define NEEDS_SCHEDSTATS "needs kernel.sched_schedstats=1"
+
+static const char *wait_source_name(const struct rule_figures *f)
+{
+	return f->source == WAIT_CGROUP ? "cpu.pressure" : "schedstat";
+}
+
 /* " P1 P2 ..." of rule r's processes (only hand-managed ones if hand). */
 static void format_pids(const struct status_snapshot *s, struct sbuf *b,
 			unsigned int r, bool hand, unsigned int total)
@@ -87,21 +100,29 @@ void status_format(const struct status_snapshot *s, struct sbuf *b)
 			    rs->ratio.allowed, rs->ratio.preferred, kind,
 			    rs->cg_mode ? "cgroup" : "process");
 		if (f->valid && f->interval_ns && f->threads) {
-			double per_min = 60e9 / (double)f->interval_ns;
-
-			sbuf_printf(b,
-				    " threads %u wait %.1f%% outside %.1f%% "
-				    "spills/min %.0f returns/min %.0f",
+			sbuf_printf(b, " threads %u wait %.1f%% (%s) outside %s%.1f%%",
 				    f->threads,
 				    all ? 100.0 * (double)f->delay_ns /
 						  (double)all
 					: 0,
+				    wait_source_name(f),
+				    f->exact ? "" : "~",
 				    f->runtime_ns
 					    ? 100.0 * (double)f->outside_ns /
 						      (double)f->runtime_ns
-					    : 0,
-				    (double)f->spills * per_min,
-				    (double)f->returns * per_min);
+					    : 0);
+			if (f->exact && f->locality_ns) {
+				double per_min = 60e9 / (double)f->locality_ns;
+
+				sbuf_printf(b, " spills/min %.0f returns/min %.0f",
+					    (double)f->spills * per_min,
+					    (double)f->returns * per_min);
+			} else if (f->exact) {
+				sbuf_printf(b, " spills/min - returns/min -");
+			} else {
+				sbuf_printf(b, " spills/min n/a returns/min n/a "
+					       "(" NEEDS_SCHEDSTATS ")");
+			}
 		} else {
 			sbuf_printf(b, " threads - wait - outside - "
 				       "spills/min - returns/min -");
@@ -197,24 +218,40 @@ void status_format_json(const struct status_snapshot *s, struct sbuf *b)
 				    rs->cg_mode ? "cgroup" : "process");
 			json_str(b, rs->why[0] ? rs->why : "not sampled yet");
 			if (f->valid && f->interval_ns && f->threads) {
-				double per_min = 60e9 / (double)f->interval_ns;
-
 				sbuf_printf(b,
 					    ",\"threads\":%u,\"wait_pct\":%.1f,"
+					    "\"wait_source\":\"%s\","
 					    "\"outside_pct\":%.1f,"
-					    "\"spills_per_min\":%.0f,"
-					    "\"returns_per_min\":%.0f",
+					    "\"outside_estimated\":%s",
 					    f->threads,
 					    all ? 100.0 * (double)f->delay_ns /
 							  (double)all
 						: 0,
+					    wait_source_name(f),
 					    f->runtime_ns
 						    ? 100.0 *
 							      (double)f->outside_ns /
 							      (double)f->runtime_ns
 						    : 0,
-					    (double)f->spills * per_min,
-					    (double)f->returns * per_min);
+					    f->exact ? "false" : "true");
+				if (f->exact && f->locality_ns) {
+					double per_min =
+						60e9 / (double)f->locality_ns;
+
+					sbuf_printf(b,
+						    ",\"spills_per_min\":%.0f,"
+						    "\"returns_per_min\":%.0f",
+						    (double)f->spills * per_min,
+						    (double)f->returns * per_min);
+				} else {
+					sbuf_printf(b,
+						    ",\"spills_per_min\":null,"
+						    "\"returns_per_min\":null");
+				}
+				if (!f->exact)
+					sbuf_printf(b, ",\"spills_note\":\"n/a "
+						       "(" NEEDS_SCHEDSTATS
+						       ")\"");
 			} else {
 				sbuf_printf(b,
 					    ",\"threads\":null,\"wait_pct\":null,"

@@ -683,6 +683,82 @@ else
 	ok "connector: sanitizer-clean run # SKIP needs root"
 fi
 
+# ---- a unit rule's wait from its cgroup (issue #16) ----
+# An adaptive unit rule reads the cgroup's cpu.pressure and cpu.stat, not
+# its threads.  cpu.pressure is read-only here, as for a daemon that may
+# not write it: no trigger (EACCES, said once), the counters are read
+# every interval instead.  Then no cpu.pressure at all (a kernel without
+# PSI): the threads' schedstat, said once.  A proc root of its own, so
+# that no rule above sees the unit's process.
+CGP=$WORK/cgproc CGS=$WORK/cgsys CGR=$WORK/cgrun
+CGD=$CGS/fs/cgroup/system.slice/x.service
+mkdir -p "$CGP/self" "$CGP/5000/task/5000" "$CGP/5000/task/5001" "$CGD"
+cp -r "$CONFDIR/sys/." "$CGS/"
+echo f > "$CGP/self/soft_affinity"
+cp "$P/stat" "$CGP/stat"
+for t in 5000 5001; do
+	echo "$t (svc) S 1 5000 5000 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 2 0 100 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0" > "$CGP/5000/task/$t/stat"
+	printf 'Name:\tsvc\nUid:\t0\t0\t0\t0\nCpus_allowed_list:\t0-3\n' > "$CGP/5000/task/$t/status"
+	echo 0-3 > "$CGP/5000/task/$t/soft_affinity_list"
+	echo "1000000 0 1" > "$CGP/5000/task/$t/schedstat"
+done
+cp "$CGP/5000/task/5000/stat" "$CGP/5000/task/5000/status" "$CGP/5000/"
+printf 'svc\0' > "$CGP/5000/cmdline"
+echo "0::/system.slice/x.service" > "$CGP/5000/cgroup"
+echo > "$CGD/cpuset.cpus.preferred"
+echo default > "$CGD/cpuset.cpus.preferred.ratio"
+# cg_writer: each 50 ms the cgroup's tasks run 30 ms and someone waits
+# 10 ms (a wait fraction of 25%); each file replaced whole, read-only.
+cg_writer() {
+	usage=0 some=0
+	while [ -f "$WORK/cgload" ]; do
+		usage=$((usage + 30000)) some=$((some + 10000))
+		printf 'some avg10=0.00 avg60=0.00 avg300=0.00 total=%d\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n' \
+			$some > "$CGD/.p"
+		printf 'usage_usec %d\nuser_usec %d\nsystem_usec 0\n' $usage $usage > "$CGD/.s"
+		if [ -f "$WORK/cgpsi" ]; then
+			chmod 444 "$CGD/.p"
+			mv "$CGD/.p" "$CGD/cpu.pressure"
+		else
+			rm -f "$CGD/.p" "$CGD/cpu.pressure"
+		fi
+		mv "$CGD/.s" "$CGD/cpu.stat"
+		sleep 0.05
+	done
+}
+: > "$WORK/cgload"
+: > "$WORK/cgpsi"
+cg_writer &
+CWPID=$!
+wait_for "[ -f '$CGD/cpu.pressure' ]"
+printf 'interval_ms = 100;\nrescan_ms = 60000;\nrules = ( { name = "u"; unit = "x.service"; nodes = [1]; } );\n' \
+	> "$WORK/cg.conf"
+"$SAN" -c "$WORK/cg.conf" --sys-root "$CGS" --proc-root "$CGP" \
+	--run-dir "$CGR" > /dev/null 2> "$WORK/cglog" &
+CPID=$!
+check "cgroup rule: one write to the unit's cgroup" \
+	wait_for "[ \"\$(cat $CGD/cpuset.cpus.preferred)\" = 2-3 ]"
+check "cgroup rule: the wait comes from cpu.pressure (25%)" \
+	wait_for "'$SAN' --status --run-dir '$CGR' | grep -qE '^softness u 100:1 adaptive via cgroup threads 2 wait 2[0-9.]+% \\(cpu.pressure\\)'"
+check "cgroup rule: no trigger (EACCES) is said once, and polled instead" \
+	sh -c "[ \$(grep -c 'no cpu.pressure trigger on cgroup /system.slice/x.service (Permission denied): adaptive cgroup rules read cpu.pressure and cpu.stat every interval' '$WORK/cglog') = 1 ]"
+check "cgroup rule: schedstats off, spills and returns n/a, not 0" \
+	sh -c "'$SAN' --status --run-dir '$CGR' | grep -qF 'spills/min n/a returns/min n/a (needs kernel.sched_schedstats=1)'"
+rm -f "$WORK/cgpsi"
+check "cgroup rule: without cpu.pressure, the threads' schedstat" \
+	wait_for "'$SAN' --status --run-dir '$CGR' | grep -qE '^softness u .* wait 0.0% \\(schedstat\\)'"
+sleep 0.3
+check "cgroup rule: ... said once" \
+	sh -c "[ \$(grep -c \"rule 'u': cannot read .*cpu.pressure (No such file or directory: a kernel without CONFIG_PSI\" '$WORK/cglog') = 1 ]"
+kill -TERM $CPID
+wait $CPID
+check "cgroup rule: stop puts the cgroup's preference back" \
+	sh -c "[ -z \"\$(cat $CGD/cpuset.cpus.preferred)\" ] && [ \"\$(cat $CGD/cpuset.cpus.preferred.ratio)\" = default ]"
+check "cgroup rule: sanitizer-clean run" \
+	sh -c "! grep -q 'Sanitizer\|runtime error' '$WORK/cglog'"
+rm -f "$WORK/cgload"
+wait $CWPID
+
 # ---- install / uninstall ----
 I=$WORK/inst
 make -s -C "$HERE" install DESTDIR="$I" PREFIX=/usr > "$WORK/inst.log" 2>&1

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "affinity.h"
+#include "cgstat.h"
 #include "config.h"
 #include "control.h"
 #include "cpuset.h"
@@ -2134,7 +2135,8 @@ static void test_status_format(void)
 				  .delay_ns = 1000000000ULL,
 				  .outside_ns = 750000000ULL, .spills = 4,
 				  .returns = 2, .interval_ns = 1000000000ULL,
-				  .threads = 4, .valid = true}},
+				  .locality_ns = 1000000000ULL, .threads = 4,
+				  .exact = true, .valid = true}},
 			{.ratio = {100, 1}, .cg_mode = true},
 		};
 		struct sbuf b2 = {0};
@@ -2143,8 +2145,8 @@ static void test_status_format(void)
 		status_format(&s, &b2);
 		CHECK(b2.buf && strstr(b2.buf,
 				       "\nsoftness a 20:1 adaptive via process "
-				       "threads 4 wait 25.0% outside 25.0% "
-				       "spills/min 240 returns/min 120: soften: "
+				       "threads 4 wait 25.0% (schedstat) outside "
+				       "25.0% spills/min 240 returns/min 120: soften: "
 				       "tasks wait 50% while 2.0 CPUs idle "
 				       "outside\n"));
 		struct sbuf j = {0};
@@ -2156,7 +2158,9 @@ static void test_status_format(void)
 				      "\"ratio\":\"20:1\",\"via\":\"process\","
 				      "\"why\":\"soften: tasks wait 50% while 2.0 "
 				      "CPUs idle outside\",\"threads\":4,"
-				      "\"wait_pct\":25.0,\"outside_pct\":25.0,"
+				      "\"wait_pct\":25.0,\"wait_source\":"
+				      "\"schedstat\",\"outside_pct\":25.0,"
+				      "\"outside_estimated\":false,"
 				      "\"spills_per_min\":240,"
 				      "\"returns_per_min\":120}"));
 		CHECK(j.buf && !strncmp(j.buf, "{\"pid\":42,", 10));
@@ -2167,6 +2171,32 @@ static void test_status_format(void)
 				       "threads - wait - outside - spills/min - "
 				       "returns/min -: not sampled yet\n"));
 		sbuf_free(&b2);
+		/*
+		 * A cgroup rule's wait from cpu.pressure; schedstats off:
+		 * the share outside is an estimate, spills and returns
+		 * are not known (not 0).
+		 */
+		rs[1].last = rs[0].last;
+		rs[1].last.source = WAIT_CGROUP;
+		rs[1].last.exact = false;
+		memset(&b2, 0, sizeof(b2));
+		status_format(&s, &b2);
+		CHECK(b2.buf && strstr(b2.buf,
+				       "\nsoftness b 100:1 adaptive via cgroup "
+				       "threads 4 wait 25.0% (cpu.pressure) "
+				       "outside ~25.0% spills/min n/a returns/min "
+				       "n/a (needs kernel.sched_schedstats=1): "));
+		sbuf_free(&b2);
+		memset(&j, 0, sizeof(j));
+		status_format_json(&s, &j);
+		CHECK(j.buf && strstr(j.buf,
+				      "\"wait_source\":\"cpu.pressure\","
+				      "\"outside_pct\":25.0,"
+				      "\"outside_estimated\":true,"
+				      "\"spills_per_min\":null,"
+				      "\"returns_per_min\":null,\"spills_note\":"
+				      "\"n/a (needs kernel.sched_schedstats=1)\"}"));
+		sbuf_free(&j);
 		s.rs = NULL;
 	}
 	status_line(&s, line, sizeof(line));
@@ -2720,6 +2750,187 @@ static void test_mgr_sample(void)
 	config_free(c);
 }
 
+static void test_cgstat(void)
+{
+	static const struct {
+		const char *buf;
+		int ret;
+		uint64_t some;
+	} pressure[] = {
+		{"some avg10=1.23 avg60=0.40 avg300=0.08 total=2291847\n"
+		 "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
+		 0, 2291847},
+		/* The root's file of older kernels: no full line. */
+		{"some avg10=0.00 avg60=0.00 avg300=0.00 total=5\n", 0, 5},
+		{"full avg10=0.00 avg60=0.00 avg300=0.00 total=7\n", -EBADMSG, 0},
+		{"some avg10=0.00 avg60=0.00 avg300=0.00\nfull total=9\n",
+		 -EBADMSG, 0},
+		{"some avg10=0.00 total=-1\n", -EBADMSG, 0},
+		{"some avg10=0.00 total=99999999999999999999999\n", -EBADMSG, 0},
+		{"", -EBADMSG, 0},
+	};
+	static const struct {
+		const char *buf;
+		int ret;
+		uint64_t usage;
+	} stat[] = {
+		{"usage_usec 81632\nuser_usec 60000\nsystem_usec 21632\n", 0,
+		 81632},
+		{"nr_periods 0\nusage_usec 12\n", 0, 12},
+		{"user_usec 60000\n", -EBADMSG, 0},
+		{"usage_usec \n", -EBADMSG, 0},
+	};
+	struct cgstat a = {100, 50}, b = {400, 60};
+	uint64_t v, run, wait;
+
+	for (size_t i = 0; i < ARRAY_SIZE(pressure); i++) {
+		v = 0;
+		CHECK(cgstat_parse_pressure(pressure[i].buf, &v) ==
+		      pressure[i].ret);
+		CHECK(pressure[i].ret || v == pressure[i].some);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(stat); i++) {
+		v = 0;
+		CHECK(cgstat_parse_cpu_stat(stat[i].buf, &v) == stat[i].ret);
+		CHECK(stat[i].ret || v == stat[i].usage);
+	}
+	CHECK(cgstat_delta(&a, &b, &run, &wait) && run == 300000 &&
+	      wait == 10000);
+	/* A cgroup made again under the same name: a new baseline. */
+	CHECK(!cgstat_delta(&b, &a, &run, &wait));
+}
+
+static void put_cg(const char *file, const char *content)
+{
+	char rel[PATH_MAX];
+
+	snprintf(rel, sizeof(rel), "/fs/cgroup/system.slice/test.service/%s",
+		 file);
+	put_sys(rel, content);
+}
+
+static void put_cgstat(uint64_t usage_us, uint64_t some_us)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf),
+		 "some avg10=0.00 avg60=0.00 avg300=0.00 total=%llu\n"
+		 "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
+		 (unsigned long long)some_us);
+	put_cg("cpu.pressure", buf);
+	snprintf(buf, sizeof(buf), "usage_usec %llu\nuser_usec 0\n",
+		 (unsigned long long)usage_us);
+	put_cg("cpu.stat", buf);
+}
+
+/*
+ * A unit rule takes its wait from the cgroup's cpu.pressure and cpu.stat,
+ * not from its threads; it walks them for locality only while soft and
+ * every 10 s; without cpu.pressure, its threads again.
+ */
+static void test_mgr_sample_cgroup(void)
+{
+	const struct rule_figures *f;
+	struct rule_state *rs;
+	struct config *c;
+	char path[PATH_MAX];
+
+	fake_fixture();
+	mktask(800, 800, "svc", 10, 0, "0-3", "0-3\n");
+	mktask(800, 801, "svc", 10, 0, "0-3", "0-3\n");
+	put_sched(800, 800, "1000000000 0 5\n", "0.0");
+	put_sched(800, 801, "1000000000 0 5\n", "0.0");
+	put_cg("cpuset.cpus.preferred", "\n");
+	put_cg("cpuset.cpus.preferred.ratio", "default\n");
+	put_cgstat(1000000, 1000);
+	c = mgr_setup("rules = ( { name = \"u\"; unit = \"test.service\"; "
+		      "nodes = [ 1 ]; } );");
+	if (!c)
+		return;
+	CHECK(mgr_scan(&mgr) == 0 && mgr.count == 1 && mgr.ncgs == 1);
+	rs = &mgr.rs[0];
+	f = &rs->last;
+	/* An adaptive rule's cgroup gets a trigger (here a plain file). */
+	CHECK(mgr.cgs[0].psi_fd >= 0 && !mgr.cgs[0].psi_watched);
+	CHECK(!mgr_rule_triggers_armed(&mgr, 0));
+	put_cgstat(1000000, 1000); /* the trigger's write went into the file */
+	mgr_sample(&mgr, 1000, true); /* baselines */
+	CHECK(rs->sampled_now && !f->valid && f->source == WAIT_CGROUP);
+	CHECK(f->threads == 2);
+	/* 0.75 s run, 0.25 s someone waited; the threads claim much more. */
+	put_cgstat(1750000, 251000);
+	put_sched(800, 800, "1900000000 900000000 9\n", "0.0");
+	mgr_sample(&mgr, 2000, true);
+	CHECK(f->valid && f->source == WAIT_CGROUP);
+	CHECK(f->runtime_ns == 750000000ULL && f->delay_ns == 250000000ULL);
+	/* Hardest: no walk since the first, whose figures stay. */
+	CHECK(rs->walked_ms == 1000 && f->threads == 2 && f->outside_ns == 0);
+	/* Soft: walked every time; its share outside (all of it: the
+	 * fixture's CPU 0 is not in node 1) scales the cgroup's time. */
+	rs->ctl.rung = 3;
+	put_cgstat(2750000, 251000);
+	mgr_sample(&mgr, 3000, false);
+	CHECK(rs->walked_ms == 3000 && f->locality_ns == 2000000000ULL);
+	CHECK(f->runtime_ns == 1000000000ULL && f->delay_ns == 0);
+	CHECK(f->outside_ns == f->runtime_ns && !f->exact);
+	/* Back at the hardest: the next walk 10 s after the last. */
+	rs->ctl.rung = 0;
+	mgr_sample(&mgr, 4000, true);
+	CHECK(rs->walked_ms == 3000);
+	mgr_sample(&mgr, 13000, true);
+	CHECK(rs->walked_ms == 13000);
+	/* Asleep: sampled only for --status, until a trigger wakes it. */
+	CHECK(!rulectl_may_sleep(&(struct rulectl_params){.soften_wait = 0.1},
+				 &(struct rulectl_state){1, 0},
+				 &(struct rulectl_sample){.runtime_ns = 1}));
+	CHECK(rulectl_may_sleep(&(struct rulectl_params){.soften_wait = 0.1},
+				&(struct rulectl_state){0, 0},
+				&(struct rulectl_sample){.runtime_ns = 95,
+							 .delay_ns = 5}));
+	CHECK(!rulectl_may_sleep(&(struct rulectl_params){.soften_wait = 0.1},
+				 &(struct rulectl_state){0, 0},
+				 &(struct rulectl_sample){.runtime_ns = 80,
+							  .delay_ns = 20}));
+	mgr.cgs[0].psi_watched = true;
+	CHECK(mgr_rule_triggers_armed(&mgr, 0));
+	rs->asleep = true;
+	mgr_sample(&mgr, 14000, true);
+	CHECK(!rs->sampled_now);
+	put_cgstat(5000000, 900000);
+	mgr_rule_wake(&mgr, 0, 14500);
+	CHECK(!rs->asleep && rs->sampled_ms == 14500);
+	put_cgstat(5400000, 1000000);
+	mgr_sample(&mgr, 15500, true);
+	/* The delta is from the wake-up's fresh baseline, not the stale one. */
+	CHECK(rs->sampled_now && f->valid && f->runtime_ns == 400000000ULL &&
+	      f->delay_ns == 100000000ULL);
+	/* No cpu.pressure (no PSI): the threads' schedstat, said once. */
+	snprintf(path, sizeof(path),
+		 "%s/fs/cgroup/system.slice/test.service/cpu.pressure", sys);
+	CHECK(unlink(path) == 0);
+	put_sched(800, 800, "2900000000 950000000 9\n", "0.0");
+	mgr_sample(&mgr, 16500, true);
+	CHECK(f->source == WAIT_THREADS && rs->no_psi_logged);
+	CHECK(rs->walked_ms == 16500 && f->delay_ns == 50000000ULL);
+	mgr_done(&mgr);
+	config_free(c);
+
+	/* A fixed rule's cgroup gets no trigger: nobody uses its wait. */
+	fake_fixture();
+	mktask(900, 900, "svc", 10, 0, "0-3", "0-3\n");
+	put_cg("cpuset.cpus.preferred", "\n");
+	put_cg("cpuset.cpus.preferred.ratio", "default\n");
+	put_cgstat(0, 0);
+	c = mgr_setup("rules = ( { name = \"u\"; unit = \"test.service\"; "
+		      "nodes = [ 1 ]; softness = \"20:1\"; } );");
+	if (!c)
+		return;
+	CHECK(mgr_scan(&mgr) == 0 && mgr.ncgs == 1);
+	CHECK(mgr.cgs[0].psi_fd < 0);
+	mgr_done(&mgr);
+	config_free(c);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -2770,6 +2981,9 @@ int main(void)
 	RUN(test_config_dropins, "drop-ins: order, trust, duplicates");
 	RUN(test_rulectl, "per-rule control law as tables");
 	RUN(test_mgr_sample, "gather: per-thread schedstat deltas per rule");
+	RUN(test_cgstat, "cpu.pressure and cpu.stat parsers, deltas");
+	RUN(test_mgr_sample_cgroup,
+	    "gather: a cgroup rule's wait from cpu.pressure, fallback");
 	RUN(test_ratio_decide, "per-process ratio: decide table, parsers");
 	RUN(test_softness_actuator, "softness: procfs ratio, cgroup, fallback");
 

@@ -15,7 +15,14 @@
 #     processes ping-ponging over pipes) preferring node 0 stays hard;
 #     four CPU-bound processes under one rule, hard-pinned to node 0 while
 #     node 1 idles, get softened to 5:4 quickly, and hardened again once
-#     others keep node 1 busy.
+#     others keep node 1 busy;
+#  5. an adaptive unit rule takes its tasks' wait from the unit's
+#     cgroup: cpu.pressure and cpu.stat where the kernel has PSI, else
+#     (the guest kernel has no CONFIG_PSI) its threads' schedstat, which
+#     the journal says once; either way four CPU-bound processes of the
+#     unit on node 0's CPUs soften the cgroup's cpuset.cpus.preferred.ratio,
+#     and --status names the source.  With kernel.sched_schedstats off,
+#     --status shows spills and returns as n/a, not 0.
 # Statistical bounds (part 4), with their reasons:
 #  - the pair: its tasks sleep on each other; what they wait is wakeup
 #    latency (8% measured under TCG, 10-20% in earlier runs) with about
@@ -67,7 +74,7 @@ echo "# node0=$N0 node1=$N1 softaffd $(softaffd --version)"
 pids=()
 cleanup() {
 	kill "${pids[@]}" 2>/dev/null
-	systemctl stop sa71-svc.service sa71-plain.service 2>/dev/null
+	systemctl stop sa71-svc.service sa71-plain.service sa71-hogs.service 2>/dev/null
 	cp "$W/installed.conf" "$CONF"
 	rm -rf "$DROPINS"
 	mv "$W/dropins" "$DROPINS"
@@ -324,6 +331,50 @@ kill "${pids[@]}" 2>/dev/null
 wait 2>/dev/null
 pids=()
 systemctl stop softaffd
+
+# ---- 5. a unit rule's wait from its cgroup ---------------------------------
+echo "# [$SECONDS s] 5. unit rule: the wait from the cgroup's cpu.pressure"
+cat >"$CONF" <<EOF
+interval_ms = 1000;
+rules = (
+	{ name = "cghog"; unit = "sa71-hogs.service"; nodes = [ 0 ]; }
+);
+EOF
+# As in part 4, hard-pinned to node 0, in a unit whose AllowedCPUs= (all
+# CPUs) enables the cpuset controller, so the rule acts on its cgroup.
+systemd-run -q --unit=sa71-hogs -p AllowedCPUs=0-$(($(nproc --all) - 1)) \
+	/bin/bash -c "for i in 1 2 3 4; do taskset -c $N0 /tmp/sa71-hog >/dev/null & done; wait"
+hpid=$(systemctl show -p MainPID --value sa71-hogs)
+hcg=/sys/fs/cgroup$(sed -n 's/^0:://p' "/proc/$hpid/cgroup")
+echo "# sa71-hogs: pid $hpid in $hcg; cpu.pressure: $(cat "$hcg/cpu.pressure" 2>&1 | head -1)"
+jmark
+systemctl start softaffd
+check "unit rule: the hogs' cgroup prefers $N0" wait_until 10 eval '[[ $(cat $hcg/cpuset.cpus.preferred 2>/dev/null) == $N0 ]]'
+cgratio() { cat "$hcg/cpuset.cpus.preferred.ratio" 2>/dev/null; }
+cgsofter() { local r; r=$(cgratio); [[ -n $r && $r != 100:1 && $r != default ]]; }
+if [[ -e $hcg/cpu.pressure ]]; then src=cpu.pressure; else src=schedstat; fi
+t0=$(now_ms)
+if wait_until 20 cgsofter; then
+	ok "4 CPU-bound processes of the unit on $N0: the cgroup's ratio softened to $(cgratio) after $((($(now_ms) - t0) / 1000)) s (wait from $src)"
+else
+	nok "4 CPU-bound processes of the unit on $N0: the cgroup's ratio is still $(cgratio) after 20 s"
+fi
+softness cghog | diag
+check "--status: the rule acts via its cgroup and its wait comes from $src" \
+	eval 'softness cghog | grep -qE "via cgroup threads [0-9]+ wait [0-9.]+% \($src\)"'
+if [[ $src == schedstat ]]; then
+	check "no cpu.pressure (kernel without PSI): the journal says the wait comes from the threads, once" \
+		eval '[[ $(jnew | grep -c "rule .cghog.: cannot read .*cpu.pressure .*comes from its threads. schedstat") == 1 ]]'
+else
+	check "the journal does not fall back to the threads' schedstat" eval '! jhas "rule .cghog.: cannot read .*cpu.pressure"'
+fi
+if [[ $(cat /proc/sys/kernel/sched_schedstats) == 0 ]]; then
+	check "schedstats off: spills and returns are n/a (needs kernel.sched_schedstats=1), not 0" \
+		eval 'softness cghog | grep -qF "spills/min n/a returns/min n/a (needs kernel.sched_schedstats=1)"'
+	check "... and the share outside is marked as an estimate" eval 'softness cghog | grep -qE "outside ~[0-9.]+%"'
+fi
+systemctl stop softaffd
+systemctl stop sa71-hogs
 
 echo "# [$SECONDS s] done"
 echo "1..$n"

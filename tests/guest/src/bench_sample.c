@@ -4,7 +4,11 @@
  * instances run, by sampling.
  *
  * Instance i is every process whose comm is NAMEi (a benchmark started
- * through a symlink of that name, and its forked children).  Every
+ * through a symlink of that name, and its forked children), or, for
+ * @NAMEi, every process in a cgroup named NAMEi (the last component of
+ * its cgroup v2 path, such as a systemd scope "sa-bench0-3.scope"): a
+ * benchmark that renames itself, as perf bench does ("sched-pipe"),
+ * keeps its cgroup.  Every
  * INTERVAL_MS the sampler reads /proc/PID/stat of each such process (and
  * /proc/PID/task/TID/stat of each thread when it has more than one):
  * utime+stime and the CPU it last ran on (field 39).  The CPU time a
@@ -49,6 +53,7 @@ struct tstate {
 
 static volatile sig_atomic_t stop;
 static int nnames;
+static int ncgroup_names; /* how many of them are @NAME */
 static char *names[MAX_INST];
 static int cpu_node[MAX_CPUS];
 static int nnodes;
@@ -182,7 +187,40 @@ static int read_stat(const char *path, struct stat_fields *s)
 static int match(const char *comm)
 {
 	for (int i = 0; i < nnames; i++)
-		if (!strcmp(comm, names[i]))
+		if (names[i][0] != '@' && !strcmp(comm, names[i]))
+			return i;
+	return -1;
+}
+
+/*
+ * /proc/PID/cgroup, the cgroup v2 line:
+ *   0::/system.slice/sa-bench0-3.scope
+ * Its last component against the @NAMEs.
+ */
+static int match_cgroup(long pid)
+{
+	char path[64], buf[4096], *line, *last;
+	int fd, i;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%ld/cgroup", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	line = strstr(buf, "0::");
+	if (!line || (line != buf && line[-1] != '\n'))
+		return -1;
+	line += 3;
+	line[strcspn(line, "\n")] = '\0';
+	last = strrchr(line, '/');
+	last = last ? last + 1 : line;
+	for (i = 0; i < nnames; i++)
+		if (names[i][0] == '@' && !strcmp(last, names[i] + 1))
 			return i;
 	return -1;
 }
@@ -233,6 +271,8 @@ static void sample(int first)
 		if (read_stat(path, &s) < 0)
 			continue;
 		inst = match(s.comm);
+		if (inst < 0 && ncgroup_names)
+			inst = match_cgroup(pid);
 		if (inst < 0) {
 			pstate[pid] = first ? P_OLD : P_NEW;
 			continue;
@@ -273,7 +313,7 @@ int main(int argc, char **argv)
 	struct timespec ts;
 
 	if (argc < 3 || argc - 2 > MAX_INST) {
-		fprintf(stderr, "usage: %s INTERVAL_MS NAME0 [NAME1 ...] (at most %d)\n",
+		fprintf(stderr, "usage: %s INTERVAL_MS NAME0|@CGROUP0 [NAME1 ...] (at most %d)\n",
 			argv[0], MAX_INST);
 		return 2;
 	}
@@ -281,8 +321,10 @@ int main(int argc, char **argv)
 	if (interval_ms <= 0)
 		return 2;
 	nnames = argc - 2;
-	for (int i = 0; i < nnames; i++)
+	for (int i = 0; i < nnames; i++) {
 		names[i] = argv[i + 2];
+		ncgroup_names += names[i][0] == '@';
+	}
 	pid_max = read_long_file("/proc/sys/kernel/pid_max", 32768) + 1;
 	pstate = calloc((size_t)pid_max, 1);
 	tst = calloc((size_t)pid_max, sizeof(*tst));

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef SOFTAFF_CGSTAT_H
+#define SOFTAFF_CGSTAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * How much a cgroup's tasks ran and waited, from two cgroup v2 files:
+ * cpu.stat (usage_usec, a core file of every cgroup) and cpu.pressure
+ * ("some" total=, wall time during which at least one of its tasks was
+ * runnable but not running).  cpu.pressure exists where the kernel has
+ * CONFIG_PSI, PSI is not off (psi=0 on the command line, or
+ * CONFIG_PSI_DEFAULT_DISABLED without psi=1) and the cgroup's own
+ * cgroup.pressure is not 0; it does not need the cpu controller.
+ */
+struct cgstat {
+	uint64_t usage_us; /* cpu.stat usage_usec */
+	uint64_t some_us;  /* cpu.pressure some total= */
+};
+
+/* Pure parsers: 0 or -EBADMSG. */
+int cgstat_parse_pressure(const char *buf, uint64_t *ret_some_us);
+int cgstat_parse_cpu_stat(const char *buf, uint64_t *ret_usage_us);
+/*
+ * Both files of the cgroup at path cg under <sys>/fs/cgroup.  -ENOENT
+ * when the cgroup has no cpu.pressure (see above), -ESRCH when the
+ * cgroup itself is gone.
+ */
+int cgstat_read(const char *sys, const char *cg, struct cgstat *ret);
+/*
+ * Pure: what the cgroup's tasks ran and waited between two reads, in ns.
+ * False when a counter went back (the cgroup was removed and made
+ * again under the same name): then now is only a new baseline.
+ */
+bool cgstat_delta(const struct cgstat *prev, const struct cgstat *now,
+		  uint64_t *ret_run_ns, uint64_t *ret_wait_ns);
+
+/*
+ * A PSI trigger on the cgroup's cpu.pressure: the fd reports EPOLLPRI
+ * when "some" stall time grows by threshold_us within any window_us.
+ * The fd or -errno: -ENOENT no cpu.pressure, -EINVAL a window the
+ * kernel refuses (without CAP_SYS_RESOURCE only multiples of 2 s),
+ * -EOPNOTSUPP PSI off at boot, -EACCES/-EPERM not allowed.
+ */
+int cgstat_trigger_open(const char *sys, const char *cg,
+			unsigned int threshold_us, unsigned int window_us);
+
+#endif
