@@ -15,10 +15,9 @@
 #           towards it per CPU, newidle balancing included (patch 24).
 #   5:4     the rule lets a worker go as soon as the balancer looks.
 # Bounds, both ratios: median <= MEDIAN_MS (40), p95 <= P95_MS (100), and
-# no CPU idle for the whole TIMEOUT_MS (2000).  Measured in TCG (2x2 and
-# 1x4, 2x2x2, 10 trials, 20 idle periods each): medians 7-16 ms, p95
-# 19-35 ms,
-# so the bounds are 3-4x that, for TCG's noise between boots.  Without
+# no CPU idle for the whole TIMEOUT_MS (2000).  Measured in TCG (2x2, 1x4
+# and 2x2x2, 10 trials, 20 idle periods each): medians 7-16 ms, p95 19-35
+# ms, so the bounds are 3-4x that, for TCG's noise between boots.  Without
 # patch 24: medians 7-12 ms, p95 25-27 ms on 2x2.
 set -u
 . "${0%/*}/lib.sh"
