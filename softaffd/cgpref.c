@@ -9,15 +9,6 @@
 #include "cgpref.h"
 #include "util.h"
 
-static int cg_file(char *path, size_t size, const char *sys, const char *cg,
-		   const char *file)
-{
-	if ((size_t)snprintf(path, size, "%s/fs/cgroup%s/%s", sys,
-			     strcmp(cg, "/") ? cg : "", file) >= size)
-		return -ENAMETOOLONG;
-	return 0;
-}
-
 /*
  * cpuset.cpus.preferred:
  *   0-1,4
@@ -61,7 +52,7 @@ static int read_cg_file(const char *sys, const char *cg, const char *file,
 	ssize_t n;
 	int r;
 
-	r = cg_file(path, sizeof(path), sys, cg, file);
+	r = cgroup_file_path(path, sizeof(path), sys, cg, file);
 	if (r < 0)
 		return r;
 	n = read_file(path, buf, size);
@@ -88,7 +79,7 @@ int cgpref_write_mask(const char *sys, const char *cg,
 	char path[PATH_MAX], buf[CPUSET_LIST_BUFSZ + 1];
 	int n = 0, r;
 
-	r = cg_file(path, sizeof(path), sys, cg, "cpuset.cpus.preferred");
+	r = cgroup_file_path(path, sizeof(path), sys, cg, "cpuset.cpus.preferred");
 	if (r < 0)
 		return r;
 	if (mask) {
@@ -107,7 +98,7 @@ int cgpref_write_ratio(const char *sys, const char *cg,
 	char path[PATH_MAX], buf[32];
 	int n, r;
 
-	r = cg_file(path, sizeof(path), sys, cg, "cpuset.cpus.preferred.ratio");
+	r = cgroup_file_path(path, sizeof(path), sys, cg, "cpuset.cpus.preferred.ratio");
 	if (r < 0)
 		return r;
 	if (ratio)

@@ -15,15 +15,6 @@
 #include "cgstat.h"
 #include "util.h"
 
-static int cg_path(char *path, size_t size, const char *sys, const char *cg,
-		   const char *file)
-{
-	if ((size_t)snprintf(path, size, "%s/fs/cgroup%s/%s", sys,
-			     strcmp(cg, "/") ? cg : "", file) >= size)
-		return -ENAMETOOLONG;
-	return 0;
-}
-
 /* The decimal after "name" at the start of a line of buf. */
 static int find_u64(const char *buf, const char *name, uint64_t *ret)
 {
@@ -80,7 +71,7 @@ int cgstat_read(const char *sys, const char *cg, struct cgstat *ret)
 	ssize_t n;
 	int r;
 
-	r = cg_path(path, sizeof(path), sys, cg, "cpu.pressure");
+	r = cgroup_file_path(path, sizeof(path), sys, cg, "cpu.pressure");
 	if (r < 0)
 		return r;
 	n = read_file(path, buf, sizeof(buf));
@@ -88,7 +79,7 @@ int cgstat_read(const char *sys, const char *cg, struct cgstat *ret)
 		struct stat st;
 
 		/* No PSI there, or no cgroup at all: only the second is gone. */
-		cg_path(path, sizeof(path), sys, cg, "");
+		cgroup_file_path(path, sizeof(path), sys, cg, "");
 		return stat(path, &st) < 0 ? -ESRCH : -ENOENT;
 	}
 	if (n < 0)
@@ -96,7 +87,7 @@ int cgstat_read(const char *sys, const char *cg, struct cgstat *ret)
 	r = cgstat_parse_pressure(buf, &ret->some_us);
 	if (r < 0)
 		return r;
-	cg_path(path, sizeof(path), sys, cg, "cpu.stat");
+	cgroup_file_path(path, sizeof(path), sys, cg, "cpu.stat");
 	n = read_file(path, buf, sizeof(buf));
 	if (n < 0)
 		return n == -ENOENT ? -ESRCH : (int)n;
@@ -119,7 +110,7 @@ int cgstat_trigger_open(const char *sys, const char *cg,
 	char path[PATH_MAX], trig[64];
 	int fd, r, len;
 
-	r = cg_path(path, sizeof(path), sys, cg, "cpu.pressure");
+	r = cgroup_file_path(path, sizeof(path), sys, cg, "cpu.pressure");
 	if (r < 0)
 		return r;
 	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);

@@ -17,6 +17,15 @@ void roots_default(struct roots *r)
 	snprintf(r->run, sizeof(r->run), "/run/softaffd");
 }
 
+int cgroup_file_path(char *path, size_t size, const char *sys, const char *cg,
+		     const char *file)
+{
+	if ((size_t)snprintf(path, size, "%s/fs/cgroup%s/%s", sys,
+			     strcmp(cg, "/") ? cg : "", file) >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 ssize_t read_file(const char *path, char *buf, size_t size)
 {
 	return read_file_at(AT_FDCWD, path, buf, size);

@@ -20,6 +20,13 @@ struct roots {
 void roots_default(struct roots *r);
 
 /*
+ * "<sys>/fs/cgroup<cg>/<file>" for a cgroup path cg as in /proc/PID/cgroup
+ * ("/" is the root).  0, or -ENAMETOOLONG.
+ */
+int cgroup_file_path(char *path, size_t size, const char *sys, const char *cg,
+		     const char *file);
+
+/*
  * Read a whole small file into buf (NUL terminated, truncated to size - 1).
  * Returns the length or -errno.  Never logs.
  */

@@ -133,20 +133,29 @@ struct stat_fields {
 	int cpu;
 };
 
-static int read_stat(const char *path, struct stat_fields *s)
+/* A small file's contents, NUL terminated; its length, or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t size)
 {
-	char buf[1024], *p, *q;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
-	int field;
 
 	if (fd < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, size - 1);
 	close(fd);
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
+	return n;
+}
+
+static int read_stat(const char *path, struct stat_fields *s)
+{
+	char buf[1024], *p, *q;
+	int field;
+
+	if (read_small(path, buf, sizeof(buf)) < 0)
+		return -1;
 	p = strchr(buf, '(');
 	q = strrchr(buf, ')');
 	if (!p || !q || q < p)
@@ -200,18 +209,11 @@ static int match(const char *comm)
 static int match_cgroup(long pid)
 {
 	char path[64], buf[4096], *line, *last;
-	int fd, i;
-	ssize_t n;
+	int i;
 
 	snprintf(path, sizeof(path), "/proc/%ld/cgroup", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_small(path, buf, sizeof(buf)) < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	line = strstr(buf, "0::");
 	if (!line || (line != buf && line[-1] != '\n'))
 		return -1;
