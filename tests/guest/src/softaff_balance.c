@@ -134,9 +134,16 @@ static void *worker_main(void *arg)
 	w->tid = (pid_t)syscall(SYS_gettid);
 	if (!no_soft)
 		set_soft_self();
-	/* The preference is kept as a request while the hard mask equals it. */
-	if (atomic_load(&w->pinned) && sched_setaffinity(0, sizeof(soft_set), &soft_set))
-		die("sched_setaffinity (pin)");
+	/*
+	 * The preference is kept as a request while the hard mask equals it.
+	 * Unpinned workers get every CPU, not the sampler's mask they inherit.
+	 */
+	if (atomic_load(&w->pinned)) {
+		if (sched_setaffinity(0, sizeof(soft_set), &soft_set))
+			die("sched_setaffinity (pin)");
+	} else if (sched_setaffinity(0, sizeof(all_cpus), &all_cpus)) {
+		die("sched_setaffinity (all CPUs)");
+	}
 	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
 		if (atomic_load_explicit(&w->pinned, memory_order_relaxed) && atomic_load(&unpin)) {
 			if (sched_setaffinity(0, sizeof(all_cpus), &all_cpus))
@@ -225,12 +232,30 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Latencies of trials that did not return count as +timeout. */
+/*
+ * Latencies of trials that did not return count as +timeout.  The sampling
+ * thread stays off the preferred CPUs: there, waking every millisecond, it
+ * made a preferred CPU look busy, and a worker alone on an idle CPU outside
+ * rightly does not go home to a busy one (seen as a trial in ~60 that took
+ * the whole second of a spill hold, or timed out).
+ */
 static int mode_return(void)
 {
 	double lat[MAX_TRIALS], t0;
 	pthread_t hogs[MAX_CPUS];
 	int trial, spilled = 0, returned = 0, nhogs, cpu, i;
+	cpu_set_t self;
+
+	CPU_ZERO(&self);
+	for (cpu = 0; cpu < MAX_CPUS; cpu++)
+		if (CPU_ISSET(cpu, &all_cpus) && !CPU_ISSET(cpu, &soft_set))
+			CPU_SET(cpu, &self);
+	if (!CPU_COUNT(&self)) {
+		fprintf(stderr, "softaff_balance: return needs a CPU outside -S\n");
+		return 2;
+	}
+	if (sched_setaffinity(0, sizeof(self), &self))
+		die("sched_setaffinity (sampler)");
 
 	for (trial = 0; trial < ntrials; trial++) {
 		atomic_store(&hogs_stop, false);
