@@ -5,7 +5,8 @@
 # (soft affinity P) hard-pinned to P, and one hog hard-pinned to each CPU
 # outside P; then at once the hogs stop and the workers' hard affinity
 # widens to every CPU.  For each outside CPU, the time until a worker runs
-# on it is its idle time.  TRIALS (10) trials at 100:1 and at 5:4.
+# on it is its idle time.  TRIALS (15) trials each: at 100:1, at 5:4, and
+# without soft affinity.
 #
 #   100:1   3 runnable tasks against a CPU that just turned idle: the
 #           spill rule compares runnable averages, and that CPU still
@@ -14,15 +15,21 @@
 #           go.  The balancer's escape ends the wait: soft refusals count
 #           towards it per CPU, newidle balancing included (patch 24).
 #   5:4     the rule lets a worker go as soon as the balancer looks.
-# Bounds, both ratios: median <= MEDIAN_MS (40), p95 <= P95_MS (100), and
-# no CPU idle for the whole TIMEOUT_MS (2000).  Measured in TCG (2x2, 1x4
-# and 2x2x2, 10 trials, 20 idle periods each): medians 7-16 ms, p95 19-35
-# ms, so the bounds are 3-4x that, for TCG's noise between boots.  Without
-# patch 24: medians 7-12 ms, p95 25-27 ms on 2x2.
+#   none    control: the same workers without soft affinity, in the same
+#           boot, so that TCG's noise (a vCPU thread that the host does not
+#           run for 100 ms looks like an idle CPU) is measured, not guessed.
+# Bounds, both ratios: median <= MEDIAN_MS (40): the rule's ~160 ms wait,
+# were the escape missing, fails it; p95 <= the larger of P95_MS (100) and
+# twice the control's p95; no CPU idle for the whole TIMEOUT_MS (2000).
+# Measured in TCG (2x2, 1x4 and 2x2x2, 10 trials, 20 idle periods each):
+# medians 7-16 ms, p95 19-35 ms.  One CI run on 2x2 (host busy) gave a 5:4
+# p95 of 101.4 ms, with two trials near 100 ms in a row: noise of the
+# host, which the control now catches.  Without patch 24: medians 7-12 ms,
+# p95 25-27 ms on 2x2.
 set -u
 . "${0%/*}/lib.sh"
 
-TRIALS=${TRIALS:-10} TIMEOUT_MS=${TIMEOUT_MS:-2000}
+TRIALS=${TRIALS:-15} TIMEOUT_MS=${TIMEOUT_MS:-2000}
 MEDIAN_MS=${MEDIAN_MS:-40} P95_MS=${P95_MS:-100}
 
 [[ -e /proc/self/soft_affinity ]] || skip_all "kernel without soft affinity"
@@ -37,20 +44,32 @@ cleanup() { rm -rf "$tmp"; }
 sched_setup
 echo 1 >$sysdir/sched_schedstats
 
+# run NAME [softaff_balance options]: one series of trials, into $tmp/NAME
+run() {
+	local name=$1 f=$tmp/$1
+	shift
+	if ! softaff_balance conserve "$@" -S "$P" -x "$outside" -w "$workers" -n "$TRIALS" \
+		-T "$TIMEOUT_MS" >"$f" 2>&1; then
+		nok "$name: softaff_balance conserve failed: $(tail -1 "$f")"
+		return 1
+	fi
+	sed "s|^|# $name: |" "$f"
+}
+
+run none -N
+control_p95=$(kv p95_ms "$tmp/none")
+p95_bound=$(awk -v a="$P95_MS" -v c="${control_p95:-0}" 'BEGIN { print (2 * c > a) ? 2 * c : a }')
+echo "# control without soft affinity: median $(kv median_ms "$tmp/none") ms, p95 ${control_p95:-?} ms; p95 bound $p95_bound ms"
+
 for r in 100:1 5:4; do
 	ratio "${r%:*}" "${r#*:}"
+	run "$r" || continue
 	f=$tmp/$r
-	if ! softaff_balance conserve -S "$P" -x "$outside" -w "$workers" -n "$TRIALS" \
-		-T "$TIMEOUT_MS" >"$f" 2>&1; then
-		nok "$r: softaff_balance conserve failed: $(tail -1 "$f")"
-		continue
-	fi
-	sed "s|^|# $r: |" "$f"
 	median=$(kv median_ms "$f") p95=$(kv p95_ms "$f") timeouts=$(kv timeouts "$f")
 	le "${median:-9999}" "$MEDIAN_MS"
 	check $? "$r: an outside CPU stays idle for a median $median ms (<= $MEDIAN_MS) while P is overloaded"
-	le "${p95:-9999}" "$P95_MS"
-	check $? "$r: p95 $p95 ms (<= $P95_MS)"
+	le "${p95:-9999}" "$p95_bound"
+	check $? "$r: p95 $p95 ms (<= $p95_bound; control $control_p95)"
 	check $((${timeouts:-1} != 0)) "$r: no outside CPU stayed idle for ${TIMEOUT_MS} ms (${timeouts:-?})"
 done
 echo "1..$n"
