@@ -17,3 +17,17 @@ fi
 if [ -x /opt/softaff/job/script ]; then
 	ln -sf /usr/lib/systemd/system/softaff-job.service "$wants/softaff-job.service"
 fi
+# ACCEL=icount with several CPUs: vm/run boots with maxcpus=1 (QEMU 7.2's
+# icount starves the APs at boot, notes-icount.md); online the others here,
+# before systemd, so that every service sees the whole topology.
+case " $(cat /proc/cmdline) " in
+*" softaff.icount_online=1 "*)
+	mounted=
+	if [ ! -d /sys/devices/system/cpu ]; then
+		mount -t sysfs sysfs /sys && mounted=1
+	fi
+	/opt/softaff/bin/icount_online >/dev/console 2>&1 ||
+		echo "softaff-init: icount_online failed, online CPUs: $(cat /sys/devices/system/cpu/online)" >/dev/console
+	[ -n "$mounted" ] && umount /sys
+	;;
+esac
