@@ -104,6 +104,21 @@ bool cgstat_delta(const struct cgstat *prev, const struct cgstat *now,
 	return true;
 }
 
+int cgstat_id(const char *sys, const char *cg, uint64_t *ret_id)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int r;
+
+	r = cgroup_file_path(path, sizeof(path), sys, cg, "");
+	if (r < 0)
+		return r;
+	if (stat(path, &st) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? -ESRCH : -errno;
+	*ret_id = (uint64_t)st.st_ino;
+	return 0;
+}
+
 int cgstat_trigger_open(const char *sys, const char *cg,
 			unsigned int threshold_us, unsigned int window_us)
 {

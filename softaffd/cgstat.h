@@ -37,6 +37,14 @@ bool cgstat_delta(const struct cgstat *prev, const struct cgstat *now,
 		  uint64_t *ret_run_ns, uint64_t *ret_wait_ns);
 
 /*
+ * The identity of the cgroup at path cg: its directory's inode number,
+ * which on cgroup v2 is the cgroup id (kernfs allocates it cyclically,
+ * so a cgroup removed and made again under the same name, as by
+ * "systemctl restart", gets a new one).  0 or -ESRCH: no such cgroup.
+ */
+int cgstat_id(const char *sys, const char *cg, uint64_t *ret_id);
+
+/*
  * A PSI trigger on the cgroup's cpu.pressure: the fd reports EPOLLPRI
  * when "some" stall time grows by threshold_us within any window_us.
  * The fd or -errno: -ENOENT no cpu.pressure, -EINVAL a window the

@@ -312,9 +312,8 @@ static void watch_triggers(struct daemon *d)
 					 .data.fd = c->psi_fd};
 		int r = c->psi_fd;
 
-		/* -ENOENT no PSI there (the sample says so), -ENODEV gone. */
+		/* -ENOENT no PSI there (the sample says so). */
 		if (c->psi_watched || c->psi_fd == -ENOENT ||
-		    c->psi_fd == -ENODEV ||
 		    (c->psi_fd < 0 && d->mgr.psi_trigger_logged))
 			continue;
 		if (c->psi_fd >= 0) {
@@ -345,21 +344,25 @@ static bool on_pressure(struct daemon *d, int fd, uint32_t events)
 {
 	for (size_t k = 0; k < d->mgr.ncgs; k++) {
 		struct cg_entry *c = &d->mgr.cgs[k];
+		unsigned int rule = c->rule; /* c goes with the cgroup */
 
 		if (!c->psi_watched || c->psi_fd != fd)
 			continue;
 		if (events & (EPOLLERR | EPOLLHUP)) {
-			/* Removed cgroup: its fd reports this for good. */
+			/*
+			 * Removed cgroup: its fd reports this for good.  A
+			 * cgroup made again at the path (a restarted
+			 * service) is a new entry with a trigger of its
+			 * own once its first process is evaluated.
+			 */
 			epoll_ctl(d->epfd, EPOLL_CTL_DEL, fd, NULL);
-			close(fd);
-			c->psi_fd = -ENODEV;
-			c->psi_watched = false;
+			mgr_cg_forget(&d->mgr, k);
 		} else {
 			log_debug("cgroup %s: cpu.pressure trigger, rule '%s' "
 				  "wakes",
-				  c->path, d->cfg->rules[c->rule].name);
+				  c->path, d->cfg->rules[rule].name);
 		}
-		mgr_rule_wake(&d->mgr, c->rule, now_ms());
+		mgr_rule_wake(&d->mgr, rule, now_ms());
 		return true;
 	}
 	return false;

@@ -709,8 +709,30 @@ static struct cg_entry *cg_find(struct mgr *m, const char *path)
 	return NULL;
 }
 
+/*
+ * Fill c for the cgroup at its path, as it is now: identity id, the
+ * preference orig it had before us.  Only adaptive rules use the wait
+ * signal, so only they get a trigger; the daemon puts it in its epoll
+ * set (and falls back to reading the counters each interval when it
+ * cannot).
+ */
+static void cg_init(struct mgr *m, struct cg_entry *c, unsigned int rule,
+		    uint64_t id, const struct cgpref *orig)
+{
+	c->id = id;
+	c->rule = rule;
+	c->orig = *orig;
+	c->written = c->foreign = c->have_prev = c->psi_watched = false;
+	c->psi_fd = -ENOENT;
+	if (m->cfg->rules[rule].softness.kind == SOFT_ADAPTIVE)
+		c->psi_fd = cgstat_trigger_open(m->roots.sys, c->path,
+						MGR_PSI_THRESHOLD_US,
+						MGR_PSI_WINDOW_US);
+}
+
 static struct cg_entry *cg_add(struct mgr *m, const char *path,
-			       unsigned int rule, const struct cgpref *orig)
+			       unsigned int rule, uint64_t id,
+			       const struct cgpref *orig)
 {
 	struct cg_entry *grown = realloc(m->cgs, (m->ncgs + 1) * sizeof(*grown));
 	struct cg_entry *c;
@@ -723,21 +745,36 @@ static struct cg_entry *cg_add(struct mgr *m, const char *path,
 	c->path = strdup(path);
 	if (!c->path)
 		return NULL;
-	c->rule = rule;
-	c->orig = *orig;
-	c->psi_fd = -ENOENT;
-	/*
-	 * Only adaptive rules use the wait signal.  The trigger is opened
-	 * here, where the cgroup becomes ours; the daemon puts it in its
-	 * epoll set (and falls back to reading the counters each interval
-	 * when it cannot).
-	 */
-	if (m->cfg->rules[rule].softness.kind == SOFT_ADAPTIVE)
-		c->psi_fd = cgstat_trigger_open(m->roots.sys, path,
-						MGR_PSI_THRESHOLD_US,
-						MGR_PSI_WINDOW_US);
+	cg_init(m, c, rule, id, orig);
 	m->ncgs++;
 	return c;
+}
+
+/*
+ * The cgroup at c's path is another one than c was made for: the old one
+ * was removed and a new one made under the same name (a restarted
+ * service), before its trigger's EPOLLERR was handled or without a
+ * trigger at all.  Nothing of the old one holds: what it had before us
+ * and what we wrote (else the new one's own value would look foreign),
+ * its counters, its trigger.
+ */
+static void cg_renew(struct mgr *m, struct cg_entry *c, uint64_t id,
+		     const struct cgpref *cur)
+{
+	log_debug("cgroup %s: made again (id %llu, was %llu): starting over",
+		  c->path, (unsigned long long)id, (unsigned long long)c->id);
+	if (c->psi_fd >= 0)
+		close(c->psi_fd);
+	cg_init(m, c, c->rule, id, cur);
+}
+
+void mgr_cg_forget(struct mgr *m, size_t k)
+{
+	if (k >= m->ncgs)
+		return;
+	log_debug("cgroup %s: gone", m->cgs[k].path);
+	cg_entry_free(&m->cgs[k]);
+	m->cgs[k] = m->cgs[--m->ncgs];
 }
 
 static bool ratio_same(const struct ratio *a, const struct ratio *b)
@@ -791,15 +828,20 @@ static int cg_apply(struct mgr *m, unsigned int rule, const char *path)
 	struct cg_entry *c = cg_find(m, path);
 	struct cgpref cur, want = {true, ru->cpus, m->rs[rule].ratio};
 	char cpus[CPUSET_LIST_BUFSZ];
+	uint64_t id;
 	int r;
 
-	r = cgpref_read(m->roots.sys, path, &cur);
+	r = cgstat_id(m->roots.sys, path, &id);
+	if (r == 0)
+		r = cgpref_read(m->roots.sys, path, &cur);
 	if (r < 0)
 		return r;
 	if (!c) {
-		c = cg_add(m, path, rule, &cur);
+		c = cg_add(m, path, rule, id, &cur);
 		if (!c)
 			return -ENOMEM;
+	} else if (c->id != id) {
+		cg_renew(m, c, id, &cur);
 	}
 	if (c->foreign || cgpref_same(&cur, &want))
 		goto done;
@@ -1492,13 +1534,13 @@ static void sample_proc(struct mgr *m, struct managed *e, int pfd,
  * Add the run and wait time of rule's cgroups since the last call to f.
  * False when a cgroup of it has no cpu.pressure: then its threads tell
  * (said once per rule).  f stays invalid while every cgroup is only
- * taking its baseline.
+ * taking its baseline.  Cgroups that are gone are forgotten.
  */
 static bool sample_cgroups(struct mgr *m, unsigned int rule,
 			   struct rule_figures *f)
 {
 	struct rule_state *rs = &m->rs[rule];
-	bool any = false, delta = false;
+	bool any = false, delta = false, nopsi = false;
 
 	for (size_t k = 0; k < m->ncgs; k++) {
 		struct cg_entry *c = &m->cgs[k];
@@ -1509,8 +1551,11 @@ static bool sample_cgroups(struct mgr *m, unsigned int rule,
 		if (c->rule != rule)
 			continue;
 		r = cgstat_read(m->roots.sys, c->path, &now);
-		if (r == -ESRCH)
-			continue; /* the unit stopped: its cgroup is gone */
+		if (r == -ESRCH) {
+			/* The unit stopped: its cgroup is gone. */
+			mgr_cg_forget(m, k--);
+			continue;
+		}
 		if (r < 0) {
 			if (!rs->no_psi_logged)
 				log_info("rule '%s': cannot read %s/fs/cgroup%s/"
@@ -1523,7 +1568,9 @@ static bool sample_cgroups(struct mgr *m, unsigned int rule,
 							"cgroup.pressure 0"
 						      : "");
 			rs->no_psi_logged = true;
-			return false;
+			/* On, to forget the rule's other cgroups that are gone. */
+			nopsi = true;
+			continue;
 		}
 		any = true;
 		if (c->have_prev && cgstat_delta(&c->prev, &now, &run, &wait)) {
@@ -1534,7 +1581,7 @@ static bool sample_cgroups(struct mgr *m, unsigned int rule,
 		c->prev = now;
 		c->have_prev = true;
 	}
-	if (!any)
+	if (!any || nopsi)
 		return false;
 	f->valid = f->valid && delta;
 	return true;

@@ -107,6 +107,7 @@ struct rule_state {
  */
 struct cg_entry {
 	char *path;
+	uint64_t id; /* cgstat_id(): a new one is a new cgroup at path */
 	unsigned int rule;
 	struct cgpref orig, ours;
 	bool written, foreign;
@@ -294,6 +295,14 @@ unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,
  * from a baseline read now (its counters are stale after a sleep).
  */
 void mgr_rule_wake(struct mgr *m, unsigned int rule, uint64_t now_ms);
+/*
+ * Forget m->cgs[k]: its cgroup was removed (its trigger reported
+ * EPOLLERR, or its files are gone).  Closes the trigger, which takes it
+ * out of the daemon's epoll set; the last entry moves to k.  A cgroup
+ * made again at the same path becomes a new entry, with a trigger of its
+ * own, when a process of it is next evaluated.
+ */
+void mgr_cg_forget(struct mgr *m, size_t k);
 /* Every cgroup of rule has a working trigger (the daemon may let it sleep). */
 bool mgr_rule_triggers_armed(const struct mgr *m, unsigned int rule);
 /*

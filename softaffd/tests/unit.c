@@ -2931,6 +2931,157 @@ static void test_mgr_sample_cgroup(void)
 	config_free(c);
 }
 
+/* The fake service's cgroup: its identity, and its cpu.pressure's. */
+static uint64_t cg_ino(const char *file)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path),
+		 "%s/fs/cgroup/system.slice/test.service/%s", sys, file);
+	return stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+static uint64_t fd_ino(int fd)
+{
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/*
+ * "systemctl restart test.service": the old process exits, the cgroup is
+ * removed and made again at the same path (a new inode: the old one is
+ * moved aside first, so the file system cannot hand its number out
+ * again), and a new process starts in it.
+ */
+static void restart_service(int old_pid, int new_pid, unsigned long long start)
+{
+	char cmd[3 * PATH_MAX];
+
+	snprintf(cmd, sizeof(cmd),
+		 "rm -rf %s/%d && rm -rf %s/fs/cgroup/system.slice/old && "
+		 "mv %s/fs/cgroup/system.slice/test.service "
+		 "%s/fs/cgroup/system.slice/old",
+		 proc, old_pid, sys, sys, sys);
+	CHECK(system(cmd) == 0);
+	put_cg("cpuset.cpus.preferred", "\n");
+	put_cg("cpuset.cpus.preferred.ratio", "default\n");
+	put_cgstat(0, 0);
+	if (new_pid)
+		mktask(new_pid, new_pid, "svc", start, 0, "0-3", "0-3\n");
+}
+
+/*
+ * A cgroup removed and made again at the same path is a new cgroup: it
+ * gets the rule's preference (its own default is not someone else's
+ * write) and a fresh trigger; one that is gone is forgotten once, not
+ * retried.
+ */
+static void test_mgr_cgroup_recreated(void)
+{
+	struct config *c;
+	uint64_t id;
+
+	fake_fixture();
+	mktask(800, 800, "svc", 10, 0, "0-3", "0-3\n");
+	put_cg("cpuset.cpus.preferred", "\n");
+	put_cg("cpuset.cpus.preferred.ratio", "default\n");
+	put_cgstat(0, 0);
+	c = mgr_setup("rules = ( { name = \"u\"; unit = \"test.service\"; "
+		      "nodes = [ 1 ]; } );");
+	if (!c)
+		return;
+	CHECK(mgr_scan(&mgr) == 0 && mgr.ncgs == 1);
+	id = cg_ino("");
+	CHECK(id && mgr.cgs[0].id == id);
+	CHECK(mgr.cgs[0].psi_fd >= 0 &&
+	      fd_ino(mgr.cgs[0].psi_fd) == cg_ino("cpu.pressure"));
+	CHECK_STR(get_at(sys, "/fs/cgroup/system.slice/test.service/"
+			      "cpuset.cpus.preferred"), "2-3\n");
+	mgr.cgs[0].psi_watched = true; /* as the daemon's epoll_ctl does */
+
+	/*
+	 * Restarted before the old trigger's EPOLLERR was handled: the new
+	 * process's evaluation finds another cgroup at the path.
+	 */
+	restart_service(800, 810, 20);
+	CHECK(mgr_scan(&mgr) == 0 && mgr.count == 1 && mgr.ncgs == 1);
+	CHECK(cg_ino("") != id && mgr.cgs[0].id == cg_ino(""));
+	CHECK(!mgr.cgs[0].foreign && !mgr.cgs[0].have_prev);
+	CHECK(mgr.cgs[0].psi_fd >= 0 && !mgr.cgs[0].psi_watched);
+	CHECK(fd_ino(mgr.cgs[0].psi_fd) == cg_ino("cpu.pressure"));
+	CHECK_STR(get_at(sys, "/fs/cgroup/system.slice/test.service/"
+			      "cpuset.cpus.preferred"), "2-3\n");
+	CHECK_STR(get_at(sys, "/fs/cgroup/system.slice/test.service/"
+			      "cpuset.cpus.preferred.ratio"), "100:1\n");
+	/* Settled: a rescan opens nothing more, writes nothing more. */
+	id = mgr.cgs[0].id;
+	fake_writes = 0;
+	{
+		int fd = mgr.cgs[0].psi_fd;
+
+		CHECK(mgr_scan(&mgr) == 0 && mgr.ncgs == 1);
+		CHECK(mgr.cgs[0].psi_fd == fd && fake_writes == 0);
+	}
+
+	/* Stopped: the sample forgets the cgroup, once; nothing retries. */
+	{
+		char cmd[2 * PATH_MAX + 64];
+
+		snprintf(cmd, sizeof(cmd),
+			 "rm -rf %s/810 %s/fs/cgroup/system.slice/test.service",
+			 proc, sys);
+		CHECK(system(cmd) == 0);
+	}
+	CHECK(mgr_scan(&mgr) == 0 && mgr.count == 0);
+	mgr_sample(&mgr, 1000, true);
+	CHECK(mgr.ncgs == 0);
+	mgr_set_rule_ratio(&mgr, 0, (struct ratio){5, 4});
+	CHECK(mgr.ncgs == 0);
+
+	/*
+	 * Started again: a new entry and trigger.  Its trigger's EPOLLERR
+	 * (the daemon's on_pressure) forgets it; the next start is new too.
+	 */
+	put_cg("cpuset.cpus.preferred", "\n");
+	put_cg("cpuset.cpus.preferred.ratio", "default\n");
+	put_cgstat(0, 0);
+	mktask(820, 820, "svc", 30, 0, "0-3", "0-3\n");
+	CHECK(mgr_scan(&mgr) == 0 && mgr.ncgs == 1 && mgr.cgs[0].psi_fd >= 0);
+	CHECK(fd_ino(mgr.cgs[0].psi_fd) == cg_ino("cpu.pressure"));
+	CHECK_STR(get_at(sys, "/fs/cgroup/system.slice/test.service/"
+			      "cpuset.cpus.preferred.ratio"), "5:4\n");
+	mgr_cg_forget(&mgr, 0);
+	CHECK(mgr.ncgs == 0);
+	restart_service(820, 830, 40);
+	CHECK(mgr_scan(&mgr) == 0 && mgr.ncgs == 1 && mgr.cgs[0].psi_fd >= 0);
+	CHECK(mgr.cgs[0].id == cg_ino("") && !mgr.cgs[0].foreign);
+	CHECK(fd_ino(mgr.cgs[0].psi_fd) == cg_ino("cpu.pressure"));
+	mgr_done(&mgr);
+	config_free(c);
+
+	/* A fixed rule (no trigger): the new cgroup is not "foreign". */
+	fake_fixture();
+	mktask(900, 900, "svc", 10, 0, "0-3", "0-3\n");
+	put_cg("cpuset.cpus.preferred", "\n");
+	put_cg("cpuset.cpus.preferred.ratio", "default\n");
+	put_cgstat(0, 0);
+	c = mgr_setup("rules = ( { name = \"u\"; unit = \"test.service\"; "
+		      "nodes = [ 1 ]; softness = \"20:1\"; } );");
+	if (!c)
+		return;
+	CHECK(mgr_scan(&mgr) == 0 && mgr.ncgs == 1 && mgr.cgs[0].psi_fd < 0);
+	restart_service(900, 910, 20);
+	CHECK(mgr_scan(&mgr) == 0 && mgr.ncgs == 1 && !mgr.cgs[0].foreign);
+	CHECK_STR(get_at(sys, "/fs/cgroup/system.slice/test.service/"
+			      "cpuset.cpus.preferred"), "2-3\n");
+	CHECK_STR(get_at(sys, "/fs/cgroup/system.slice/test.service/"
+			      "cpuset.cpus.preferred.ratio"), "20:1\n");
+	mgr_done(&mgr);
+	config_free(c);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -2984,6 +3135,8 @@ int main(void)
 	RUN(test_cgstat, "cpu.pressure and cpu.stat parsers, deltas");
 	RUN(test_mgr_sample_cgroup,
 	    "gather: a cgroup rule's wait from cpu.pressure, fallback");
+	RUN(test_mgr_cgroup_recreated,
+	    "a cgroup made again at its path: new preference and trigger");
 	RUN(test_ratio_decide, "per-process ratio: decide table, parsers");
 	RUN(test_softness_actuator, "softness: procfs ratio, cgroup, fallback");
 

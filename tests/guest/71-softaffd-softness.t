@@ -22,7 +22,11 @@
 #     the journal says once; either way four CPU-bound processes of the
 #     unit on node 0's CPUs soften the cgroup's cpuset.cpus.preferred.ratio,
 #     and --status names the source.  With kernel.sched_schedstats off,
-#     --status shows spills and returns as n/a, not 0.
+#     --status shows spills and returns as n/a, not 0;
+#  6. a unit restarted (systemctl restart: its cgroup removed and made
+#     again at the same path, with a new id) gets the preference again,
+#     not taken for someone else's value, and softaffd a new cpu.pressure
+#     trigger on it (one fd to the path in /proc/PID/fd).
 # Statistical bounds (part 4), with their reasons:
 #  - the pair: its tasks sleep on each other; what they wait is wakeup
 #    latency (8% measured under TCG, 10-20% in earlier runs) with about
@@ -74,7 +78,11 @@ echo "# node0=$N0 node1=$N1 softaffd $(softaffd --version)"
 pids=()
 cleanup() {
 	kill "${pids[@]}" 2>/dev/null
-	systemctl stop sa71-svc.service sa71-plain.service sa71-hogs.service 2>/dev/null
+	systemctl stop sa71-svc.service sa71-plain.service sa71-hogs.service sa71-rs.service 2>/dev/null
+	if [[ -e /run/systemd/system/sa71-rs.service ]]; then
+		rm -f /run/systemd/system/sa71-rs.service
+		systemctl daemon-reload
+	fi
 	cp "$W/installed.conf" "$CONF"
 	rm -rf "$DROPINS"
 	mv "$W/dropins" "$DROPINS"
@@ -380,6 +388,68 @@ if [[ $(cat /proc/sys/kernel/sched_schedstats) == 0 ]]; then
 fi
 systemctl stop softaffd
 systemctl stop sa71-hogs
+
+# ---- 6. a restarted unit: a new cgroup at the same path ------------------
+echo "# [$SECONDS s] 6. unit restarted: a new cgroup, a new trigger"
+cat >"$CONF" <<EOF
+rules = (
+	{ name = "rs"; unit = "sa71-rs.service"; nodes = [ 0 ]; }
+);
+EOF
+# A unit file rather than systemd-run: a transient unit may be gone
+# between the stop and the start of a restart.
+cat >/run/systemd/system/sa71-rs.service <<EOF
+[Service]
+ExecStart=/bin/sleep 600
+AllowedCPUs=0-$(($(nproc --all) - 1))
+EOF
+systemctl daemon-reload
+systemctl start sa71-rs
+rpid=$(systemctl show -p MainPID --value sa71-rs)
+rcg=/sys/fs/cgroup$(sed -n 's/^0:://p' "/proc/$rpid/cgroup")
+systemctl start softaffd
+sd=$(mainpid)
+# trigs: how many of softaffd's fds are open on the unit's cpu.pressure
+trigs() {
+	local f n=0
+	for f in /proc/$sd/fd/*; do
+		[[ $(readlink "$f" 2>/dev/null) == "$rcg/cpu.pressure" ]] && n=$((n + 1))
+	done
+	echo "$n"
+}
+rprefers() { [[ $(cat "$rcg/cpuset.cpus.preferred" 2>/dev/null) == "$N0" ]]; }
+check "unit rule: $rcg prefers $N0" wait_until 10 rprefers
+psi=0
+[[ -e $rcg/cpu.pressure ]] && psi=1
+if ((psi)); then
+	check "softaffd holds a cpu.pressure trigger on it" wait_until 5 eval '[[ $(trigs) == 1 ]]'
+fi
+id0=$(stat -c %i "$rcg")
+jmark
+systemctl restart sa71-rs
+id1=$(stat -c %i "$rcg" 2>/dev/null)
+echo "# sa71-rs restarted: cgroup $rcg id $id0 -> $id1"
+if wait_until 10 rprefers; then
+	ok "restart: the new cgroup at the same path prefers $N0 again"
+else
+	nok "restart: the new cgroup at the same path prefers '$(cat "$rcg/cpuset.cpus.preferred" 2>&1)', not $N0"
+	jnew | diag
+fi
+check "... and the journal does not take its own value for someone else's" \
+	eval '! jhas "cgroup .*sa71-rs.service: cpuset.cpus.preferred or its ratio was changed by someone else"'
+if ((psi)); then
+	if wait_until 10 eval '[[ $(trigs) == 1 ]]'; then
+		ok "... and softaffd holds a new cpu.pressure trigger on it ($(trigs) fd)"
+	else
+		nok "... softaffd holds $(trigs) fds on $rcg/cpu.pressure, want 1"
+		ls -l "/proc/$sd/fd" | diag
+		jnew | diag
+	fi
+	check "... the old one closed: no fd on a deleted cpu.pressure" \
+		eval '! ls -l /proc/$sd/fd | grep -q "cpu.pressure (deleted)"'
+fi
+systemctl stop softaffd
+systemctl stop sa71-rs
 
 echo "# [$SECONDS s] done"
 echo "1..$n"
