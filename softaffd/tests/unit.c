@@ -2828,6 +2828,21 @@ static void put_cgstat(uint64_t usage_us, uint64_t some_us)
  * not from its threads; it walks them for locality only while soft and
  * every 10 s; without cpu.pressure, its threads again.
  */
+/*
+ * A fresh fixture with pid 900 in test.service, whose cgroup has no
+ * preference yet, and a fixed-softness unit rule (20:1, node 1) for it.
+ */
+static struct config *mgr_setup_fixed_unit_rule(void)
+{
+	fake_fixture();
+	mktask(900, 900, "svc", 10, 0, "0-3", "0-3\n");
+	put_cg("cpuset.cpus.preferred", "\n");
+	put_cg("cpuset.cpus.preferred.ratio", "default\n");
+	put_cgstat(0, 0);
+	return mgr_setup("rules = ( { name = \"u\"; unit = \"test.service\"; "
+			 "nodes = [ 1 ]; softness = \"20:1\"; } );");
+}
+
 static void test_mgr_sample_cgroup(void)
 {
 	const struct rule_figures *f;
@@ -2916,13 +2931,7 @@ static void test_mgr_sample_cgroup(void)
 	config_free(c);
 
 	/* A fixed rule's cgroup gets no trigger: nobody uses its wait. */
-	fake_fixture();
-	mktask(900, 900, "svc", 10, 0, "0-3", "0-3\n");
-	put_cg("cpuset.cpus.preferred", "\n");
-	put_cg("cpuset.cpus.preferred.ratio", "default\n");
-	put_cgstat(0, 0);
-	c = mgr_setup("rules = ( { name = \"u\"; unit = \"test.service\"; "
-		      "nodes = [ 1 ]; softness = \"20:1\"; } );");
+	c = mgr_setup_fixed_unit_rule();
 	if (!c)
 		return;
 	CHECK(mgr_scan(&mgr) == 0 && mgr.ncgs == 1);
@@ -3062,13 +3071,7 @@ static void test_mgr_cgroup_recreated(void)
 	config_free(c);
 
 	/* A fixed rule (no trigger): the new cgroup is not "foreign". */
-	fake_fixture();
-	mktask(900, 900, "svc", 10, 0, "0-3", "0-3\n");
-	put_cg("cpuset.cpus.preferred", "\n");
-	put_cg("cpuset.cpus.preferred.ratio", "default\n");
-	put_cgstat(0, 0);
-	c = mgr_setup("rules = ( { name = \"u\"; unit = \"test.service\"; "
-		      "nodes = [ 1 ]; softness = \"20:1\"; } );");
+	c = mgr_setup_fixed_unit_rule();
 	if (!c)
 		return;
 	CHECK(mgr_scan(&mgr) == 0 && mgr.ncgs == 1 && mgr.cgs[0].psi_fd < 0);
