@@ -447,8 +447,12 @@ if [ -n "$NOTIFY" ]; then
 		test "$gap" -lt $((WD / 1000))
 	check "storm: every SIGHUP served ($reloads of 7 reloads)" \
 		test "$reloads" -ge 6
-	check "storm: SIGTERM served at once ($stop_ms ms), exit 0" \
-		sh -c "[ '$stop_ms' -lt 600 ] && [ $src = 0 ]"
+	# The storm runs on until STOPPING=1 comes: a SIGTERM served only
+	# after it would wait for wait_for's timeout.  The bound is loose
+	# (3 s) because the host may be busy: 1038 ms was seen while a
+	# benchmark guest had both cores; alone, about 100 ms.
+	check "storm: SIGTERM served during the storm ($stop_ms ms), exit 0" \
+		sh -c "[ '$stop_ms' -lt 3000 ] && [ $src = 0 ]"
 	check "storm: sanitizer-clean run" \
 		sh -c "! grep -q 'Sanitizer\|runtime error' '$WORK/slog'"
 	rm -rf "$S"
@@ -484,13 +488,18 @@ done
 	done
 	echo ');'
 } > "$R/rx.conf"
-t0=$(date +%s%N)
-"$SAN" --once -c "$R/rx.conf" --sys-root "$CONFDIR/sys" --proc-root "$R/proc" \
-	--run-dir "$R/run" > /dev/null 2> "$R/log"
-rc=$?
-ms=$((($(date +%s%N) - t0) / 1000000))
-echo "# regex worst case: 256 rules x 20 processes x 4 KiB, --once $ms ms (ASan)"
-check "regex: 256 worst-case rules over 20 processes, --once in $ms ms (< 10 s)" \
+# CPU time, not wall time: the bound is about work, and a busy host
+# stretches wall time (14.6 s wall was seen with a guest on both cores).
+set -- $(python3 -c 'import resource, subprocess, sys
+with open(sys.argv[1], "w") as err:
+    rc = subprocess.call(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=err)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(rc, int((r.ru_utime + r.ru_stime) * 1000))' "$R/log" \
+	"$SAN" --once -c "$R/rx.conf" --sys-root "$CONFDIR/sys" --proc-root "$R/proc" \
+	--run-dir "$R/run")
+rc=${1:-1} ms=${2:-99999}
+echo "# regex worst case: 256 rules x 20 processes x 4 KiB, --once $ms ms of CPU (ASan)"
+check "regex: 256 worst-case rules over 20 processes, --once in $ms ms of CPU (< 10 s), exit $rc" \
 	sh -c "[ $rc = 0 ] && [ $ms -lt 10000 ]"
 python3 "$HERE/tests/mkfakeproc.py" "$R/proc" 6000 400 longcmd 1
 for c in "$R"/proc/6*/cmdline; do cp "$R/proc/5000/cmdline" "$c"; done
@@ -504,8 +513,9 @@ kill -TERM $OPID
 wait $OPID
 rc=$?
 ms=$((($(date +%s%N) - t0) / 1000000))
-check "--once: SIGTERM during the scan served in $ms ms (< 1 s), exit $rc" \
-	sh -c "[ $rc = 143 ] && [ $ms -lt 1000 ] && grep -q 'stopped by a signal before the scan was done' '$R/log'"
+# Served during the scan, which its log says; the time is for the reader.
+check "--once: SIGTERM during the scan served (in $ms ms), exit $rc" \
+	sh -c "[ $rc = 143 ] && grep -q 'stopped by a signal before the scan was done' '$R/log'"
 rm -rf "$R"
 
 # Configuration files: type, owner, mode; -t never blocks on a FIFO.
