@@ -22,6 +22,9 @@
 #   counters       nr_migrations_soft_return and the go_home/balance_return
 #                  trace events account for every return; soft_outside_runtime
 #                  agrees with the sampled share outside within 20 points.
+#                  Counters cover the sampled window only (softaff_balance
+#                  rebases them when sampling starts): a spill while the
+#                  churn starts up is not a spill inside the window.
 set -u
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }

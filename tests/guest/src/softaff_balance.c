@@ -68,6 +68,8 @@ struct worker {
 	atomic_bool pinned;	/* hard-pinned to the preferred set for now */
 	atomic_long work;	/* loop iterations, for the bounce mode */
 	pid_t tid;
+	atomic_int epoch;	/* the stats_epoch its baseline was read in */
+	double base[NSTATS];	/* counters when the measured window opened */
 	double stats[NSTATS];
 };
 
@@ -81,6 +83,12 @@ static struct worker workers[MAX_WORKERS];
 static cpu_set_t all_cpus;
 static atomic_bool unpin;
 static double stat_sum[NSTATS];
+/*
+ * Bumped when the measured window opens, so that counters cover the same
+ * time as the samples and not the settling before it (a spill while the
+ * churn starts is not a spill inside the window).
+ */
+static atomic_int stats_epoch;
 
 static void die(const char *what)
 {
@@ -130,6 +138,7 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	volatile unsigned long spin;
+	int epoch;
 
 	w->tid = (pid_t)syscall(SYS_gettid);
 	if (!no_soft)
@@ -149,6 +158,11 @@ static void *worker_main(void *arg)
 			if (sched_setaffinity(0, sizeof(all_cpus), &all_cpus))
 				die("sched_setaffinity (unpin)");
 			atomic_store(&w->pinned, false);
+		}
+		epoch = atomic_load_explicit(&stats_epoch, memory_order_relaxed);
+		if (epoch != atomic_load_explicit(&w->epoch, memory_order_relaxed)) {
+			read_schedstats(w->base);
+			atomic_store(&w->epoch, epoch);
 		}
 		atomic_store_explicit(&w->cpu, sched_getcpu(), memory_order_relaxed);
 		for (spin = 0; spin < 2000; spin++)
@@ -182,8 +196,18 @@ static void stop_workers(int n)
 	for (i = 0; i < n; i++) {
 		pthread_join(workers[i].thread, NULL);
 		for (k = 0; k < NSTATS; k++)
-			stat_sum[k] += workers[i].stats[k];
+			stat_sum[k] += workers[i].stats[k] - workers[i].base[k];
 	}
+}
+
+/* Rebase every worker's counters to now; returns once all have done so. */
+static void open_window(int n)
+{
+	int epoch = atomic_fetch_add(&stats_epoch, 1) + 1, i;
+
+	for (i = 0; i < n; i++)
+		while (atomic_load(&workers[i].epoch) != epoch)
+			sleep_ms(1);
 }
 
 /* How many workers run in the preferred set right now (-1: not started). */
@@ -594,6 +618,7 @@ static int mode_respect(void)
 	if (pthread_create(&churner, NULL, churn_main, NULL))
 		die("pthread_create (churn)");
 	sleep_ms(1000);
+	open_window(nworkers);
 	sample(&in, &out);
 	atomic_store(&churn_stop, true);
 	pthread_join(churner, NULL);
