@@ -21,6 +21,7 @@ struct rulectl_params {
 	double harden_wait;  /* below it, the rule's tasks do not wait */
 	double unused_outside; /* below this share outside, softness is unused */
 	double min_idle;     /* CPUs: idle capacity worth spilling to */
+	double contended_wait; /* others' waiting tasks per CPU outside */
 	unsigned int soften_step; /* rungs per softening */
 	unsigned int harden_hold; /* calm samples per rung of hardening */
 	uint64_t min_runtime_ns;  /* less work than this: nothing to judge */
@@ -43,6 +44,14 @@ struct rulectl_sample {
 	 */
 	unsigned int outside_cpus;
 	double outside_busy;
+	/*
+	 * Tasks waiting for those CPUs, on average, all tasks together
+	 * (/proc/schedstat), and their spare capacity: per CPU, the idle
+	 * share less the tasks queued on it, summed.  wait_known is false
+	 * without /proc/schedstat.
+	 */
+	bool wait_known;
+	double outside_wait, outside_spare;
 	/* The same for the preferred CPUs: is there room at home? */
 	unsigned int home_cpus;
 	double home_busy;

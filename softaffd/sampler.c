@@ -86,29 +86,118 @@ int sampler_feed(struct sampler *s, const char *buf)
 	return 0;
 }
 
+/*
+ * /proc/schedstat, version 15:
+ *   cpu0 0 0 3045 1120 1630 837 8800532 1503221 1925
+ *        yld 0 schedule goidle ttwu ttwu_local run_ns run_delay_ns slices
+ *   domain0 ... (skipped)
+ */
+int sampler_parse_delay(const char *buf, uint64_t *delay,
+			struct cpuset *present)
+{
+	const char *p = buf;
+
+	cpuset_zero(present);
+	while (p && *p) {
+		if (!strncmp(p, "cpu", 3) && p[3] >= '0' && p[3] <= '9') {
+			unsigned long long v[8], cpu;
+			char *end;
+			int n;
+
+			errno = 0;
+			cpu = strtoull(p + 3, &end, 10);
+			if (errno || cpu >= CPUSET_MAX || *end != ' ')
+				return -EINVAL;
+			p = end;
+			for (n = 0; n < 8; n++) {
+				while (*p == ' ')
+					p++;
+				if (*p < '0' || *p > '9')
+					break;
+				v[n] = strtoull(p, &end, 10);
+				p = end;
+			}
+			if (n < 8)
+				return -EINVAL;
+			delay[cpu] = v[7];
+			cpuset_set(present, (unsigned int)cpu);
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return cpuset_empty(present) ? -EINVAL : 0;
+}
+
+int sampler_feed_delay(struct sampler *s, const char *buf, uint64_t now_ns)
+{
+	uint64_t dt = now_ns - s->prev_delay_ns;
+	struct cpuset present;
+	int c, r;
+
+	cpuset_zero(&s->wait_valid);
+	r = sampler_parse_delay(buf, s->now_delay, &present);
+	if (r < 0) {
+		cpuset_zero(&s->prev_delay_present);
+		return r;
+	}
+	for_each_cpu (c, &present) {
+		if (!cpuset_test(&s->prev_delay_present, (unsigned int)c) ||
+		    now_ns <= s->prev_delay_ns ||
+		    s->now_delay[c] < s->prev_delay[c])
+			continue;
+		s->wait[c] = (double)(s->now_delay[c] - s->prev_delay[c]) /
+			     (double)dt;
+		cpuset_set(&s->wait_valid, (unsigned int)c);
+	}
+	for_each_cpu (c, &present)
+		s->prev_delay[c] = s->now_delay[c];
+	s->prev_delay_present = present;
+	s->prev_delay_ns = now_ns;
+	return 0;
+}
+
 /* ~100 bytes per CPU line */
 #define SAMPLER_BUF (1 << 18)
+/* A cpu line and a line per sched domain, ~250 bytes each, per CPU. */
+#define DELAY_BUF (1 << 22)
 
 int sampler_update(struct sampler *s, const char *proc)
 {
 	char path[PATH_MAX];
 	ssize_t n;
+	int r;
 
 	if (!s->buf)
 		s->buf = malloc(SAMPLER_BUF);
-	if (!s->buf)
+	if (!s->delay_buf)
+		s->delay_buf = malloc(DELAY_BUF);
+	if (!s->buf || !s->delay_buf)
 		return -ENOMEM;
 	snprintf(path, sizeof(path), "%s/stat", proc);
 	n = read_file(path, s->buf, SAMPLER_BUF);
 	if (n < 0)
 		return (int)n;
-	return sampler_feed(s, s->buf);
+	r = sampler_feed(s, s->buf);
+	if (r < 0)
+		return r;
+	snprintf(path, sizeof(path), "%s/schedstat", proc);
+	n = read_file(path, s->delay_buf, DELAY_BUF);
+	if (n < 0) {
+		cpuset_zero(&s->wait_valid);
+		cpuset_zero(&s->prev_delay_present);
+		return 0;
+	}
+	sampler_feed_delay(s, s->delay_buf, monotonic_ns());
+	return 0;
 }
 
 void sampler_done(struct sampler *s)
 {
 	free(s->buf);
 	s->buf = NULL;
+	free(s->delay_buf);
+	s->delay_buf = NULL;
 }
 
 void sampler_node_util(const struct sampler *s, const struct topology *t,

@@ -19,6 +19,19 @@ struct sampler {
 	struct cpuset valid;	 /* CPUs with a fresh util value */
 	struct cpu_times now[CPUSET_MAX]; /* scratch of sampler_feed() */
 	char *buf; /* scratch of sampler_update(), allocated on first use */
+	/*
+	 * Tasks waiting for each CPU, on average over the last interval
+	 * (run_delay of <proc>/schedstat over wall time): a CPU that idles
+	 * part of the interval while tasks queue on it is contended, not
+	 * spare.  Only CPUs in wait_valid have a value.
+	 */
+	double wait[CPUSET_MAX];
+	struct cpuset wait_valid;
+	uint64_t prev_delay[CPUSET_MAX];
+	struct cpuset prev_delay_present;
+	uint64_t prev_delay_ns; /* when prev_delay was read */
+	uint64_t now_delay[CPUSET_MAX]; /* scratch of sampler_feed_delay() */
+	char *delay_buf; /* scratch of sampler_update() */
 };
 
 /* Pure: parse /proc/stat "cpuN ..." lines.  0 or -EINVAL. */
@@ -26,7 +39,19 @@ int sampler_parse(const char *buf, struct cpu_times *times,
 		  struct cpuset *present);
 /* Feed one /proc/stat text; the first call only primes. 0 or -EINVAL. */
 int sampler_feed(struct sampler *s, const char *buf);
-/* Read <proc>/stat and feed it.  0 or -errno. */
+/*
+ * Pure: parse the run_delay (ns) of each "cpuN" line of /proc/schedstat
+ * (version 15: the 8th value).  0 or -EINVAL.
+ */
+int sampler_parse_delay(const char *buf, uint64_t *delay,
+			struct cpuset *present);
+/* Feed one /proc/schedstat text read at now_ns; the first call primes. */
+int sampler_feed_delay(struct sampler *s, const char *buf, uint64_t now_ns);
+/*
+ * Read <proc>/stat and feed it, then <proc>/schedstat.  0 or -errno of
+ * the first; without the second (no CONFIG_SCHEDSTATS) wait_valid is
+ * empty and the waiting is unknown.
+ */
 int sampler_update(struct sampler *s, const char *proc);
 void sampler_done(struct sampler *s);
 /*

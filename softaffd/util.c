@@ -136,12 +136,17 @@ int parse_u64(const char *s, uint64_t *ret)
 	return 0;
 }
 
-uint64_t now_ms(void)
+uint64_t monotonic_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t now_ms(void)
+{
+	return monotonic_ns() / 1000000;
 }
 
 uint64_t budget_left(struct budget *b, uint64_t now)

@@ -43,6 +43,7 @@ int write_file_atomic(const char *path, const char *data, size_t len);
 int parse_u64(const char *s, uint64_t *ret);
 
 uint64_t now_ms(void);
+uint64_t monotonic_ns(void);
 
 /*
  * A share of time: at most limit_ms of work per window_ms.  The work is
