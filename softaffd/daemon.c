@@ -294,7 +294,8 @@ static void rules_step(struct daemon *d, uint64_t now)
 		outside_load(d, r, &in);
 		a = rulectl_step(&d->rctl, &rs->ctl, &in, rs->why,
 				 sizeof(rs->why));
-		rs->asleep = mgr_rule_triggers_armed(&d->mgr, r) &&
+		/* Only on figures that cover every cgroup of the rule. */
+		rs->asleep = f->valid && mgr_rule_triggers_armed(&d->mgr, r) &&
 			     rulectl_may_sleep(&d->rctl, &rs->ctl, &in);
 		if (rs->asleep)
 			snprintf(rs->why, sizeof(rs->why),
@@ -331,6 +332,13 @@ static void watch_triggers(struct daemon *d)
 		if (c->psi_fd >= 0) {
 			if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, c->psi_fd, &ev) == 0) {
 				c->psi_watched = true;
+				/*
+				 * New work for the rule: measure it now,
+				 * rather than when its stall first fills a
+				 * trigger window (a short job is over by
+				 * then).
+				 */
+				mgr_rule_wake(&d->mgr, c->rule, now_ms());
 				continue;
 			}
 			r = -errno;

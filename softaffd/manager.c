@@ -35,6 +35,8 @@
 #define MGR_SAMPLE_PROCS 64
 /* Rules without adaptive softness: figures for --status every 10 s. */
 #define MGR_SAMPLE_OTHERS_MS 10000
+/* The law's "tasks do not wait" (harden_wait): below it, no walk. */
+#define MGR_WALK_WAIT_PCT 3
 /*
  * The cpu.pressure trigger of an adaptive cgroup rule: wake the daemon
  * when the cgroup's tasks together stalled 100 ms within 2 s.  2 s:
@@ -1540,7 +1542,7 @@ static bool sample_cgroups(struct mgr *m, unsigned int rule,
 			   struct rule_figures *f)
 {
 	struct rule_state *rs = &m->rs[rule];
-	bool any = false, delta = false, nopsi = false;
+	bool any = false, delta = false, nopsi = false, fresh = false;
 
 	for (size_t k = 0; k < m->ncgs; k++) {
 		struct cg_entry *c = &m->cgs[k];
@@ -1573,6 +1575,7 @@ static bool sample_cgroups(struct mgr *m, unsigned int rule,
 			continue;
 		}
 		any = true;
+		fresh |= !c->have_prev; /* new: its first read is a baseline */
 		if (c->have_prev && cgstat_delta(&c->prev, &now, &run, &wait)) {
 			f->runtime_ns += run;
 			f->delay_ns += wait;
@@ -1583,18 +1586,25 @@ static bool sample_cgroups(struct mgr *m, unsigned int rule,
 	}
 	if (!any || nopsi)
 		return false;
-	f->valid = f->valid && delta;
+	f->valid = f->valid && delta && !fresh;
 	return true;
 }
 
 /*
  * Pure: does rule need its threads walked now?  For the wait fraction
  * when its cgroups cannot give it; for locality while it is soft (the
- * law hardens on the share outside), else only for --status.
+ * law hardens on the share outside) or its tasks wait (even at the
+ * hardest rung the kernel spills them, and the law must not take their
+ * own time outside for others' load there), else only for --status.
  */
 static bool walk_due(const struct rule_state *rs, uint64_t now)
 {
-	return rs->last.source == WAIT_THREADS || rs->ctl.rung > 0 ||
+	const struct rule_figures *f = &rs->last;
+	bool waiting = f->valid && f->delay_ns && f->delay_ns * 100 >=
+					   (f->runtime_ns + f->delay_ns) *
+						   MGR_WALK_WAIT_PCT;
+
+	return f->source == WAIT_THREADS || rs->ctl.rung > 0 || waiting ||
 	       !rs->walked_ms || now - rs->walked_ms >= MGR_SAMPLE_OTHERS_MS;
 }
 

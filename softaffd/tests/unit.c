@@ -2937,14 +2937,23 @@ static void test_mgr_sample_cgroup(void)
 	mgr_sample(&mgr, 2000, true);
 	CHECK(f->valid && f->source == WAIT_CGROUP);
 	CHECK(f->runtime_ns == 750000000ULL && f->delay_ns == 250000000ULL);
-	/* Hardest: no walk since the first, whose figures stay. */
-	CHECK(rs->walked_ms == 1000 && f->threads == 2 && f->outside_ns == 0);
+	/*
+	 * Hardest, but its tasks wait: walked, for the share of its own
+	 * time outside (the kernel spills even at the hardest rung).
+	 */
+	CHECK(rs->walked_ms == 2000 && f->threads == 2);
+	/* Hardest and calm: no walk, the last walk's figures stay. */
+	put_cgstat(2250000, 251000);
+	mgr_sample(&mgr, 2500, true);
+	CHECK(f->valid && f->delay_ns == 0);
+	CHECK(rs->walked_ms == 2000 && f->threads == 2 && f->outside_ns == 0);
 	/* Soft: walked every time; its share outside (all of it: the
 	 * fixture's CPU 0 is not in node 1) scales the cgroup's time. */
 	rs->ctl.rung = 3;
-	put_cgstat(2750000, 251000);
+	put_cgstat(3250000, 251000);
+	put_sched(800, 800, "2900000000 900000000 9\n", "0.0");
 	mgr_sample(&mgr, 3000, false);
-	CHECK(rs->walked_ms == 3000 && f->locality_ns == 2000000000ULL);
+	CHECK(rs->walked_ms == 3000 && f->locality_ns == 1000000000ULL);
 	CHECK(f->runtime_ns == 1000000000ULL && f->delay_ns == 0);
 	CHECK(f->outside_ns == f->runtime_ns && !f->exact);
 	/* Back at the hardest: the next walk 10 s after the last. */
@@ -2978,6 +2987,17 @@ static void test_mgr_sample_cgroup(void)
 	/* The delta is from the wake-up's fresh baseline, not the stale one. */
 	CHECK(rs->sampled_now && f->valid && f->runtime_ns == 400000000ULL &&
 	      f->delay_ns == 100000000ULL);
+	/*
+	 * A cgroup seen for the first time (a new scope of the unit glob)
+	 * has only a baseline: the figures do not cover it, and the rule
+	 * must not fall asleep on them (the daemon checks valid).
+	 */
+	mgr.cgs[0].have_prev = false;
+	mgr_sample(&mgr, 15600, true);
+	CHECK(rs->sampled_now && !f->valid && mgr.cgs[0].have_prev);
+	put_cgstat(5500000, 1000000);
+	mgr_sample(&mgr, 15700, true);
+	CHECK(f->valid && f->runtime_ns == 100000000ULL);
 	/* No cpu.pressure (no PSI): the threads' schedstat, said once. */
 	snprintf(path, sizeof(path),
 		 "%s/fs/cgroup/system.slice/test.service/cpu.pressure", sys);
