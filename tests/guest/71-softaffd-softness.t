@@ -14,8 +14,9 @@
 #  4. the control law: a communicating pair (perf bench sched pipe, two
 #     processes ping-ponging over pipes) preferring node 0 stays hard;
 #     four CPU-bound processes under one rule, hard-pinned to node 0 while
-#     node 1 idles, get softened to 5:4 quickly, and hardened again once
-#     others keep node 1 busy;
+#     node 1 idles (but for 3 busy loops queued on its first CPU: idle
+#     room is counted per CPU), get softened to 5:4 quickly, and hardened
+#     again once others keep node 1 busy;
 #  5. an adaptive unit rule takes its tasks' wait from the unit's
 #     cgroup: cpu.pressure and cpu.stat where the kernel has PSI, else
 #     (the guest kernel has no CONFIG_PSI) its threads' schedstat, which
@@ -316,20 +317,31 @@ fi
 # Hard-pinned to node 0: with node 1 wholly idle the scheduler spreads
 # CPU-bound tasks even at 100:1, and this part is about the controller's
 # decision, which must not depend on that.
+# Node 1's first CPU runs 3 busy loops pinned to it, which queue there;
+# its other CPUs idle.  Spare room is counted per CPU, so the queue on one
+# CPU must not hide the idle one beside it.  This script's own polling
+# (softaffd --status several times a second, 0.6 of a CPU under TCG) runs
+# on the queued CPU too, or it would be what keeps the idle one busy.
+q1=${N1%%[-,]*}
+taskset -p -c "$q1" $$ >/dev/null
+for i in 1 2 3; do spawn taskset -c "$q1" /usr/bin/yes; done
+queued=("${pids[@]: -3}")
 for i in 1 2 3 4; do spawn taskset -c "$N0" /tmp/sa71-hog; done
 hogs=("${pids[@]: -4}")
 t0=$(now_ms)
 softer() { local r; r=$(rule_ratio hog); [[ -n $r && $r != 100:1 ]]; }
 if wait_until 20 softer; then
-	ok "4 CPU-bound processes on node 0's $N0, node 1 idle: softened to $(rule_ratio hog) after $((($(now_ms) - t0) / 1000)) s"
+	ok "4 CPU-bound processes on node 0's $N0, 3 queued on CPU $q1, node 1's other CPUs idle: softened to $(rule_ratio hog) after $((($(now_ms) - t0) / 1000)) s"
 else
-	nok "4 CPU-bound processes on node 0, node 1 idle: still $(rule_ratio hog) after 20 s"
+	nok "4 CPU-bound processes on node 0, 3 queued on CPU $q1, node 1's other CPUs idle: still $(rule_ratio hog) after 20 s"
 fi
 softness hog | diag
 check "journal: the softening says why (the tasks wait, CPUs idle outside)" wait_until 3 jhas "rule 'hog': softness 100:1 -> [0-9]+:[0-9]+ \(soften: tasks wait"
 check "softening is quick: the softest, 5:4, within 10 s more" wait_until 10 eval '[[ $(rule_ratio hog) == 5:4 ]]'
 check "the hogs' processes have the rule's ratio as their own" eval 'has_ratio ${hogs[0]} "5:4 task"'
 # Others take the CPUs outside: 2 busy loops pinned to node 1, no rule.
+kill "${queued[@]}" 2>/dev/null
+taskset -p -c "0-$(($(nproc) - 1))" $$ >/dev/null
 for i in 1 2; do spawn taskset -c "$N1" /usr/bin/yes; done
 t0=$(now_ms)
 harder() { [[ $(rule_ratio hog) != 5:4 ]]; }
