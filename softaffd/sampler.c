@@ -8,16 +8,16 @@
 #include "util.h"
 
 /*
- * /proc/stat:
- *   cpu  10132153 290696 3084719 46828483 16683 0 25195 0 0 0
- *   cpu0 1393280 32966 572056 13343292 6130 0 17875 0 0 0
- *        user    nice  system  idle     iowait irq softirq steal guest gnice
- *
- * busy = user + nice + system + irq + softirq + steal; idle and iowait
- * are capacity nobody used.  guest time is already inside user.
+ * The "cpuN v0 v1 ..." lines of /proc/stat and /proc/schedstat, both a
+ * CPU per line with its counters: calls found(cpu, v, n, arg) for each,
+ * with up to 8 values (missing ones 0).  0, or -EINVAL for a malformed
+ * cpu line, a negative return of found(), or no cpu line at all.
  */
-int sampler_parse(const char *buf, struct cpu_times *times,
-		  struct cpuset *present)
+static int for_each_cpu_line(const char *buf, struct cpuset *present,
+			     int (*found)(unsigned int cpu,
+					  const unsigned long long *v, int n,
+					  void *arg),
+			     void *arg)
 {
 	const char *p = buf;
 
@@ -41,13 +41,8 @@ int sampler_parse(const char *buf, struct cpu_times *times,
 				v[n] = strtoull(p, &end, 10);
 				p = end;
 			}
-			/* Kernels since 2.6.11 print at least 8 fields. */
-			if (n < 4)
+			if (found((unsigned int)cpu, v, n, arg) < 0)
 				return -EINVAL;
-			times[cpu].total = 0;
-			for (int i = 0; i < 8; i++)
-				times[cpu].total += v[i];
-			times[cpu].busy = times[cpu].total - v[3] - v[4];
 			cpuset_set(present, (unsigned int)cpu);
 		}
 		p = strchr(p, '\n');
@@ -55,6 +50,36 @@ int sampler_parse(const char *buf, struct cpu_times *times,
 			p++;
 	}
 	return cpuset_empty(present) ? -EINVAL : 0;
+}
+
+/*
+ * /proc/stat:
+ *   cpu  10132153 290696 3084719 46828483 16683 0 25195 0 0 0
+ *   cpu0 1393280 32966 572056 13343292 6130 0 17875 0 0 0
+ *        user    nice  system  idle     iowait irq softirq steal guest gnice
+ *
+ * busy = user + nice + system + irq + softirq + steal; idle and iowait
+ * are capacity nobody used.  guest time is already inside user.
+ */
+static int found_times(unsigned int cpu, const unsigned long long *v, int n,
+		       void *arg)
+{
+	struct cpu_times *times = arg;
+
+	/* Kernels since 2.6.11 print at least 8 fields. */
+	if (n < 4)
+		return -EINVAL;
+	times[cpu].total = 0;
+	for (int i = 0; i < 8; i++)
+		times[cpu].total += v[i];
+	times[cpu].busy = times[cpu].total - v[3] - v[4];
+	return 0;
+}
+
+int sampler_parse(const char *buf, struct cpu_times *times,
+		  struct cpuset *present)
+{
+	return for_each_cpu_line(buf, present, found_times, times);
 }
 
 int sampler_feed(struct sampler *s, const char *buf)
@@ -92,41 +117,21 @@ int sampler_feed(struct sampler *s, const char *buf)
  *        yld 0 schedule goidle ttwu ttwu_local run_ns run_delay_ns slices
  *   domain0 ... (skipped)
  */
+static int found_delay(unsigned int cpu, const unsigned long long *v, int n,
+		       void *arg)
+{
+	uint64_t *delay = arg;
+
+	if (n < 8)
+		return -EINVAL;
+	delay[cpu] = v[7];
+	return 0;
+}
+
 int sampler_parse_delay(const char *buf, uint64_t *delay,
 			struct cpuset *present)
 {
-	const char *p = buf;
-
-	cpuset_zero(present);
-	while (p && *p) {
-		if (!strncmp(p, "cpu", 3) && p[3] >= '0' && p[3] <= '9') {
-			unsigned long long v[8], cpu;
-			char *end;
-			int n;
-
-			errno = 0;
-			cpu = strtoull(p + 3, &end, 10);
-			if (errno || cpu >= CPUSET_MAX || *end != ' ')
-				return -EINVAL;
-			p = end;
-			for (n = 0; n < 8; n++) {
-				while (*p == ' ')
-					p++;
-				if (*p < '0' || *p > '9')
-					break;
-				v[n] = strtoull(p, &end, 10);
-				p = end;
-			}
-			if (n < 8)
-				return -EINVAL;
-			delay[cpu] = v[7];
-			cpuset_set(present, (unsigned int)cpu);
-		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return cpuset_empty(present) ? -EINVAL : 0;
+	return for_each_cpu_line(buf, present, found_delay, delay);
 }
 
 int sampler_feed_delay(struct sampler *s, const char *buf, uint64_t now_ns)
