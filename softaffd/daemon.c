@@ -166,8 +166,7 @@ static void ratio_apply_config(struct daemon *d)
 
 /*
  * The CPUs rule r may use outside its preferred ones and its preferred
- * ones, how busy each were (in CPUs), and how many tasks queued for the
- * CPUs outside.  Only CPUs of nodes that have CPUs are in topo->all:
+ * ones, how busy each were (in CPUs), and the spare capacity outside.  Only CPUs of nodes that have CPUs are in topo->all:
  * a memory-only (CXL) node adds neither capacity nor an average.
  */
 static void outside_load(const struct daemon *d, unsigned int r,
@@ -177,7 +176,7 @@ static void outside_load(const struct daemon *d, unsigned int r,
 
 	in->outside_cpus = in->home_cpus = 0;
 	in->outside_busy = in->home_busy = 0;
-	in->outside_wait = in->outside_spare = 0;
+	in->outside_spare = 0;
 	/* No /proc/schedstat (CONFIG_SCHEDSTATS off): waiting unknown. */
 	in->wait_known = !cpuset_empty(&d->sampler.wait_valid);
 	for (unsigned int cpu = 0; cpu < CPUSET_MAX; cpu++) {
@@ -193,10 +192,8 @@ static void outside_load(const struct daemon *d, unsigned int r,
 			in->outside_cpus++;
 			in->outside_busy += d->sampler.util[cpu];
 			idle = 1.0 - d->sampler.util[cpu];
-			if (cpuset_test(&d->sampler.wait_valid, cpu)) {
-				in->outside_wait += d->sampler.wait[cpu];
+			if (cpuset_test(&d->sampler.wait_valid, cpu))
 				idle -= d->sampler.wait[cpu];
-			}
 			in->outside_spare += idle > 0 ? idle : 0;
 		}
 	}

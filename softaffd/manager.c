@@ -35,8 +35,6 @@
 #define MGR_SAMPLE_PROCS 64
 /* Rules without adaptive softness: figures for --status every 10 s. */
 #define MGR_SAMPLE_OTHERS_MS 10000
-/* The law's "tasks do not wait" (harden_wait): below it, no walk. */
-#define MGR_WALK_WAIT_PCT 3
 /*
  * The cpu.pressure trigger of an adaptive cgroup rule: wake the daemon
  * when the cgroup's tasks together stalled 100 ms within 2 s.  2 s:
@@ -1600,9 +1598,9 @@ static bool sample_cgroups(struct mgr *m, unsigned int rule,
 static bool walk_due(const struct rule_state *rs, uint64_t now)
 {
 	const struct rule_figures *f = &rs->last;
-	bool waiting = f->valid && f->delay_ns && f->delay_ns * 100 >=
-					   (f->runtime_ns + f->delay_ns) *
-						   MGR_WALK_WAIT_PCT;
+	bool waiting = f->valid && f->delay_ns &&
+		       (double)f->delay_ns >= (double)(f->runtime_ns + f->delay_ns) *
+						      RULECTL_HARDEN_WAIT;
 
 	return f->source == WAIT_THREADS || rs->ctl.rung > 0 || waiting ||
 	       !rs->walked_ms || now - rs->walked_ms >= MGR_SAMPLE_OTHERS_MS;

@@ -6,8 +6,8 @@
  * a full home while CPUs they may use sit idle elsewhere with nobody
  * queued on them; they are worth hardening when the CPUs elsewhere are
  * needed by others, or when the softness goes unused (no waiting,
- * hardly any time outside).  Softening
- * jumps several rungs at once, hardening takes one rung after
+ * hardly any time outside).  Softening jumps several rungs at once,
+ * hardening takes one rung after
  * harden_hold calm samples: a wrong softening costs some locality for a
  * few seconds, a wrong hardening leaves a CPU idle while work queues.
  * The full argument is in softaffd(8), CONTROL LAW.
@@ -33,16 +33,10 @@ void rulectl_params_default(const struct config *c, struct rulectl_params *p)
 	 * flapping at the edge.
 	 */
 	p->soften_wait = 0.10;
-	p->harden_wait = 0.03;
+	p->harden_wait = RULECTL_HARDEN_WAIT;
 	p->unused_outside = 0.05;
 	/* Half a CPU: less idle time than that is fragments between ticks. */
 	p->min_idle = 0.5;
-	/*
-	 * A quarter of a task queued per CPU outside, on average: what a
-	 * ping-pong pair waits on wakeups stays below it, a second busy
-	 * instance is far above (hackbench queues several per CPU).
-	 */
-	p->contended_wait = 0.25;
 	/* 100:1 to 5:4 in three samples; back in 5 s a rung (about 40 s). */
 	p->soften_step = 3;
 	p->harden_hold = 5;
@@ -70,8 +64,8 @@ enum rulectl_action rulectl_step(const struct rulectl_params *p,
 {
 	double w = rulectl_wait(in), u = rulectl_outside(in);
 	double own_out = 0, idle_out, others_out, free_out, home_idle;
-	double others_wait = 0, spare_out;
-	bool harden = false, contended;
+	double spare_out;
+	bool harden = false;
 
 	if (in->runtime_ns + in->delay_ns < p->min_runtime_ns ||
 	    !in->interval_ns) {
@@ -94,22 +88,12 @@ enum rulectl_action rulectl_step(const struct rulectl_params *p,
 	 * contended, not spare: two busy instances, one per node, each see
 	 * the other's node idle now and then, and must not trade places.
 	 * Spare is counted per CPU, so that a queue of pinned tasks on one
-	 * CPU does not hide an idle one beside it.
+	 * CPU does not hide an idle one beside it.  It only gates
+	 * softening: whose tasks queue there is not known (a spread rule's
+	 * own count, and its own wait from cpu.pressure is a lower bound),
+	 * and a lone instance that spread must not harden on its own queue.
 	 */
 	spare_out = in->wait_known ? in->outside_spare : idle_out;
-	/*
-	 * Who else queues there: all waiting less the rule's own (its
-	 * waiting, in the share of its time it runs outside).
-	 */
-	if (in->wait_known) {
-		others_wait = in->outside_wait -
-			      (double)in->delay_ns / (double)in->interval_ns * u;
-		if (others_wait < 0)
-			others_wait = 0;
-	}
-	contended = in->wait_known && spare_out < p->min_idle &&
-		    others_out >= p->min_idle &&
-		    others_wait >= p->contended_wait * in->outside_cpus;
 
 	/*
 	 * Waiting while a preferred CPU idles is wakeup latency, not a lack
@@ -141,12 +125,6 @@ enum rulectl_action rulectl_step(const struct rulectl_params *p,
 		snprintf(reason, reason_size,
 			 "no room outside: others use %.1f of %u CPUs there",
 			 others_out, in->outside_cpus);
-	} else if (contended) {
-		harden = true;
-		snprintf(reason, reason_size,
-			 "contended outside: others queue %.1f tasks for %u "
-			 "CPUs there",
-			 others_wait, in->outside_cpus);
 	} else if (w < p->harden_wait && u < p->unused_outside) {
 		harden = true;
 		snprintf(reason, reason_size,

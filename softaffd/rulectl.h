@@ -14,6 +14,12 @@
  * daemon gathers a sample per rule and applies the ratio it returns.
  * The law and its defence are in softaffd(8), CONTROL LAW.
  */
+/*
+ * Below this wait fraction a rule's tasks do not wait (the default
+ * harden_wait); the manager walks a cgroup rule's threads above it.
+ */
+#define RULECTL_HARDEN_WAIT 0.03
+
 struct rulectl_params {
 	struct ratio ladder[CTL_MAX_RUNGS]; /* [0] hardest .. softest */
 	unsigned int nrungs;
@@ -21,7 +27,6 @@ struct rulectl_params {
 	double harden_wait;  /* below it, the rule's tasks do not wait */
 	double unused_outside; /* below this share outside, softness is unused */
 	double min_idle;     /* CPUs: idle capacity worth spilling to */
-	double contended_wait; /* others' waiting tasks per CPU outside */
 	unsigned int soften_step; /* rungs per softening */
 	unsigned int harden_hold; /* calm samples per rung of hardening */
 	uint64_t min_runtime_ns;  /* less work than this: nothing to judge */
@@ -45,13 +50,12 @@ struct rulectl_sample {
 	unsigned int outside_cpus;
 	double outside_busy;
 	/*
-	 * Tasks waiting for those CPUs, on average, all tasks together
-	 * (/proc/schedstat), and their spare capacity: per CPU, the idle
-	 * share less the tasks queued on it, summed.  wait_known is false
-	 * without /proc/schedstat.
+	 * Their spare capacity: per CPU, the idle share less the tasks
+	 * queued on it on average (/proc/schedstat), summed.  wait_known
+	 * is false without /proc/schedstat.
 	 */
 	bool wait_known;
-	double outside_wait, outside_spare;
+	double outside_spare;
 	/* The same for the preferred CPUs: is there room at home? */
 	unsigned int home_cpus;
 	double home_busy;
