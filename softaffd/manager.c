@@ -1591,18 +1591,13 @@ static bool sample_cgroups(struct mgr *m, unsigned int rule,
 /*
  * Pure: does rule need its threads walked now?  For the wait fraction
  * when its cgroups cannot give it; for locality while it is soft (the
- * law hardens on the share outside) or its tasks wait (even at the
- * hardest rung the kernel spills them, and the law must not take their
- * own time outside for others' load there), else only for --status.
+ * law hardens on the share outside), else only for --status.  At the
+ * hardest rung the law does not use the share outside: it can only
+ * soften, which depends on the wait and the room.
  */
 static bool walk_due(const struct rule_state *rs, uint64_t now)
 {
-	const struct rule_figures *f = &rs->last;
-	bool waiting = f->valid && f->delay_ns &&
-		       (double)f->delay_ns >= (double)(f->runtime_ns + f->delay_ns) *
-						      RULECTL_HARDEN_WAIT;
-
-	return f->source == WAIT_THREADS || rs->ctl.rung > 0 || waiting ||
+	return rs->last.source == WAIT_THREADS || rs->ctl.rung > 0 ||
 	       !rs->walked_ms || now - rs->walked_ms >= MGR_SAMPLE_OTHERS_MS;
 }
 

@@ -274,8 +274,7 @@ struct managed *mgr_lookup(const struct mgr *m, int pid);
  * time from the cgroups' cpu.stat and cpu.pressure (two reads per
  * cgroup), and walks its threads (task/TID/schedstat and stat, sched
  * for the soft counters) for locality only while it is softer than its
- * hardest or its tasks wait, and every MGR_SAMPLE_OTHERS_MS; without
- * cpu.pressure it walks
+ * hardest and every MGR_SAMPLE_OTHERS_MS; without cpu.pressure it walks
  * them every time, like every other rule.  Adaptive rules are sampled
  * each time, except asleep ones; the others (whose figures only
  * --status shows) every MGR_SAMPLE_OTHERS_MS, which keeps an idle

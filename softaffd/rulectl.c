@@ -33,7 +33,7 @@ void rulectl_params_default(const struct config *c, struct rulectl_params *p)
 	 * flapping at the edge.
 	 */
 	p->soften_wait = 0.10;
-	p->harden_wait = RULECTL_HARDEN_WAIT;
+	p->harden_wait = 0.03;
 	p->unused_outside = 0.05;
 	/* Half a CPU: less idle time than that is fragments between ticks. */
 	p->min_idle = 0.5;

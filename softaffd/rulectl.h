@@ -14,12 +14,6 @@
  * daemon gathers a sample per rule and applies the ratio it returns.
  * The law and its defence are in softaffd(8), CONTROL LAW.
  */
-/*
- * Below this wait fraction a rule's tasks do not wait (the default
- * harden_wait); the manager walks a cgroup rule's threads above it.
- */
-#define RULECTL_HARDEN_WAIT 0.03
-
 struct rulectl_params {
 	struct ratio ladder[CTL_MAX_RUNGS]; /* [0] hardest .. softest */
 	unsigned int nrungs;

@@ -2920,23 +2920,18 @@ static void test_mgr_sample_cgroup(void)
 	mgr_sample(&mgr, 2000, true);
 	CHECK(f->valid && f->source == WAIT_CGROUP);
 	CHECK(f->runtime_ns == 750000000ULL && f->delay_ns == 250000000ULL);
-	/*
-	 * Hardest, but its tasks wait: walked, for the share of its own
-	 * time outside (the kernel spills even at the hardest rung).
-	 */
-	CHECK(rs->walked_ms == 2000 && f->threads == 2);
-	/* Hardest and calm: no walk, the last walk's figures stay. */
+	/* Hardest: no walk since the first, whose figures stay. */
+	CHECK(rs->walked_ms == 1000 && f->threads == 2 && f->outside_ns == 0);
 	put_cgstat(2250000, 251000);
 	mgr_sample(&mgr, 2500, true);
-	CHECK(f->valid && f->delay_ns == 0);
-	CHECK(rs->walked_ms == 2000 && f->threads == 2 && f->outside_ns == 0);
+	CHECK(f->valid && f->delay_ns == 0 && rs->walked_ms == 1000);
 	/* Soft: walked every time; its share outside (all of it: the
 	 * fixture's CPU 0 is not in node 1) scales the cgroup's time. */
 	rs->ctl.rung = 3;
 	put_cgstat(3250000, 251000);
 	put_sched(800, 800, "2900000000 900000000 9\n", "0.0");
 	mgr_sample(&mgr, 3000, false);
-	CHECK(rs->walked_ms == 3000 && f->locality_ns == 1000000000ULL);
+	CHECK(rs->walked_ms == 3000 && f->locality_ns == 2000000000ULL);
 	CHECK(f->runtime_ns == 1000000000ULL && f->delay_ns == 0);
 	CHECK(f->outside_ns == f->runtime_ns && !f->exact);
 	/* Back at the hardest: the next walk 10 s after the last. */
