@@ -10,11 +10,13 @@
  * a millisecond, which gives the scheduler a placement choice at every
  * wake-up.  Where the threads run is sampled from outside (bench_sample);
  * at the end it prints
- *   PROBE threads=T secs=S pages=N node0=N0 node1=N1 ... work=W
+ *   PROBE threads=T secs=S pages=N node0=N0 node1=N1 ... enoent=E other=O work=W
  * the node of each page (move_pages(2) without target nodes), after NUMA
- * balancing had SECONDS to move them towards the threads.
+ * balancing had SECONDS to move them towards the threads, and the pages
+ * move_pages found on no node: not present (E) or for another reason (O).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -63,7 +65,7 @@ int main(int argc, char **argv)
 	long threads = 2, mib = 64, secs = 20, page = sysconf(_SC_PAGESIZE), i;
 	const char *node0 = NULL;
 	pthread_t tid[MAX_THREADS];
-	unsigned long per_node[MAX_NODES] = {0};
+	unsigned long per_node[MAX_NODES] = {0}, no_page = 0, other = 0;
 	cpu_set_t set, start;
 	size_t size, npages, n;
 	void **pages;
@@ -121,14 +123,21 @@ int main(int argc, char **argv)
 		perror("bench_probe: move_pages");
 		return 2;
 	}
-	for (n = 0; n < npages; n++)
+	for (n = 0; n < npages; n++) {
 		if (status[n] >= 0 && status[n] < MAX_NODES)
 			per_node[status[n]]++;
+		else if (status[n] == -ENOENT)
+			no_page++;
+		else
+			other++;
+	}
 	printf("PROBE threads=%ld secs=%.3f pages=%zu", threads,
 	       softaff_now() - t0, npages);
 	for (i = 0; i < MAX_NODES; i++)
 		if (per_node[i] || i < 2)
 			printf(" node%ld=%lu", i, per_node[i]);
+	/* a page with no node: not present (-ENOENT), or another errno */
+	printf(" enoent=%lu other=%lu", no_page, other);
 	printf(" work=%llu\n", (unsigned long long)atomic_load(&work_done));
 	return 0;
 usage:
