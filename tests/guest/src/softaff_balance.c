@@ -141,18 +141,19 @@ static void *worker_main(void *arg)
 	int epoch;
 
 	w->tid = (pid_t)syscall(SYS_gettid);
+	/*
+	 * Every CPU first, not the sampler's mask the worker inherits: a
+	 * preference written while the hard mask lies inside it is no
+	 * preference (the kernel clears it), and the conserve sampler runs on
+	 * one preferred CPU.  Pinned to the preferred CPUs afterwards, the
+	 * worker keeps its preference as a request until it is unpinned.
+	 */
+	if (sched_setaffinity(0, sizeof(all_cpus), &all_cpus))
+		die("sched_setaffinity (all CPUs)");
 	if (!no_soft)
 		set_soft_self();
-	/*
-	 * The preference is kept as a request while the hard mask equals it.
-	 * Unpinned workers get every CPU, not the sampler's mask they inherit.
-	 */
-	if (atomic_load(&w->pinned)) {
-		if (sched_setaffinity(0, sizeof(soft_set), &soft_set))
-			die("sched_setaffinity (pin)");
-	} else if (sched_setaffinity(0, sizeof(all_cpus), &all_cpus)) {
-		die("sched_setaffinity (all CPUs)");
-	}
+	if (atomic_load(&w->pinned) && sched_setaffinity(0, sizeof(soft_set), &soft_set))
+		die("sched_setaffinity (pin)");
 	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
 		if (atomic_load_explicit(&w->pinned, memory_order_relaxed) && atomic_load(&unpin)) {
 			if (sched_setaffinity(0, sizeof(all_cpus), &all_cpus))
