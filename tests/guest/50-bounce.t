@@ -67,7 +67,7 @@ run() { # run OUTFILE SECONDS [-N]
 	local f=$1 secs=$2
 	shift 2
 	softaff_balance bounce -S "$P" -x "$outside" -w "$workers" -t "$secs" "$@" >"$f" 2>&1 ||
-		echo "# softaff_balance bounce $* failed: $(tail -1 "$f")"
+		nok "softaff_balance bounce $* failed: $(tail -1 "$f")"
 	echo "# bounce $*: $(tr '\n' ' ' <"$f")"
 }
 # jiffies of all CPUs: user, idle (with iowait) and all

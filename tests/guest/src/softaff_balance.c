@@ -561,6 +561,15 @@ static int mode_conserve(void)
 			    !pthread_create(&hogs[nhogs], NULL, hog_main, (void *)(long)cpu))
 				hog_cpu[nhogs++] = cpu;
 		start_workers(nworkers, true);
+		/* Unpinning below needs every worker's TID: wait until each ran. */
+		t0 = now_ms();
+		while (workers_home(nworkers) < 0) {
+			if (now_ms() - t0 > 5000) {
+				errno = ETIMEDOUT;
+				die("a worker did not start within 5 s");
+			}
+			sleep_ms(1);
+		}
 		sleep_ms(500);
 
 		for (i = 0; i < nhogs; i++)

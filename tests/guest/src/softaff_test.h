@@ -6,7 +6,9 @@
 #ifndef SOFTAFF_TEST_H
 #define SOFTAFF_TEST_H
 
+#include <errno.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +85,34 @@ static inline double softaff_now(void)
 }
 
 /* Write LIST to this thread's soft_affinity_list; -1 with errno on failure. */
+/*
+ * Is the calling thread's preference its own request?  A write that covers
+ * the thread's whole hard mask clears the request instead of storing it,
+ * silently, so a helper that means to measure soft affinity checks.
+ */
+static inline bool softaff_own_request_self(void)
+{
+	char path[64], line[128];
+	bool own = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/status",
+		 (long)syscall(SYS_gettid));
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strcmp(line, "Cpus_preferred_source:\ttask\n"))
+			own = true;
+	fclose(f);
+	return own;
+}
+
+/*
+ * Write the calling thread's preference; -1 with errno set if the write
+ * failed, or with errno EDOM if the kernel kept no request (the thread's
+ * hard mask lay inside @list).
+ */
 static inline int softaff_set_soft_self(const char *list)
 {
 	char path[64];
@@ -97,7 +127,15 @@ static inline int softaff_set_soft_self(const char *list)
 		fclose(f);
 		return -1;
 	}
-	return fclose(f) ? -1 : 0;
+	if (fclose(f))
+		return -1;
+	if (!softaff_own_request_self()) {
+		fprintf(stderr, "preference %s not stored: the thread's hard mask lies inside it\n",
+			list);
+		errno = EDOM;
+		return -1;
+	}
+	return 0;
 }
 
 #endif
