@@ -84,7 +84,12 @@ static inline double softaff_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Write LIST to this thread's soft_affinity_list; -1 with errno on failure. */
+/* /proc/self/task/TID/FILE of the calling thread */
+static inline void softaff_thread_path(char *buf, size_t len, const char *file)
+{
+	snprintf(buf, len, "/proc/self/task/%ld/%s", (long)syscall(SYS_gettid), file);
+}
+
 /*
  * Is the calling thread's preference its own request?  A write that covers
  * the thread's whole hard mask clears the request instead of storing it,
@@ -96,8 +101,7 @@ static inline bool softaff_own_request_self(void)
 	bool own = false;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/status",
-		 (long)syscall(SYS_gettid));
+	softaff_thread_path(path, sizeof(path), "status");
 	f = fopen(path, "r");
 	if (!f)
 		return false;
@@ -118,8 +122,7 @@ static inline int softaff_set_soft_self(const char *list)
 	char path[64];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/soft_affinity_list",
-		 (long)syscall(SYS_gettid));
+	softaff_thread_path(path, sizeof(path), "soft_affinity_list");
 	f = fopen(path, "w");
 	if (!f)
 		return -1;
