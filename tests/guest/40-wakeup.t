@@ -30,10 +30,7 @@
 #   gets at least 10 points fewer samples (what still reaches it is the
 #   load balancer's doing, not the wakeup rule's).
 set -u
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); echo "not ok $n - $*"; }
-skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+. "${0%/*}/lib.sh"
 
 [[ -e /proc/self/soft_affinity ]] || skip_all "kernel without soft affinity"
 ncpu=$(nproc)
@@ -59,7 +56,6 @@ rest_out=${outside#*,}
 [[ $rest_out == "$outside" ]] && rest_out=""
 echo "# $nodes node(s), $ncpu CPUs; P=$P outside=$outside"
 
-sysdir=/proc/sys/kernel
 # softaffd's adaptive ratio would move the sysctls under our feet.
 daemon_was_active=0
 if systemctl -q is-active softaffd 2>/dev/null; then
@@ -77,7 +73,6 @@ restore() {
 }
 trap restore EXIT
 if ((daemon_was_active)); then trap 'restore; systemctl start softaffd' EXIT; fi
-ratio() { echo "$1" >$sysdir/sched_allowed && echo "$2" >$sysdir/sched_preferred; }
 
 # share_in LIST ARGS...: run softaff_wake reporting on LIST, print the share.
 measure() {
@@ -87,7 +82,6 @@ measure() {
 	echo "# softaff_wake $*: $(tr '\n' ' ' <<<"$out")" >&2
 	sed -n 's/.*share=\([0-9.]*\).*/\1/p' <<<"$out" | head -1
 }
-ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 # spill_pct: wakeup spill decisions as % of wakeups in the last measurement.
 spill_pct() {
 	awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
@@ -104,7 +98,7 @@ if ge "$s" 95; then ok "2 workers soft P at 100:1, outside idle: $s% in P (>= 95
 
 ratio 10000 1
 hard=$(measure -w 4 -t 4 -S "$P")
-spills=$(sed -n 's/.*nr_wakeups_soft_spill=\([0-9]*\).*/\1/p' /tmp/softaff_wake.last)
+spills=$(kv nr_wakeups_soft_spill /tmp/softaff_wake.last)
 if [[ $spills == 0 ]]; then ok "4 workers soft P at 10000:1: no wakeup spill decision"; else nok "4 workers soft P at 10000:1: ${spills:-?} wakeup spill decisions, want 0"; fi
 if ge "$hard" 90; then ok "4 workers soft P at 10000:1: $hard% in P (>= 90%)"; else nok "4 workers soft P at 10000:1: $hard% in P, want >= 90%"; fi
 
