@@ -82,12 +82,16 @@ static void publish(struct daemon *d)
 	};
 	struct sbuf b = {0};
 	char line[sizeof(d->last_notify)];
+	struct container_left *ctrs = NULL;
 	int *pids = NULL, n, r;
 
 	d->mgr.cnt.ratio_changes = d->ratio.changes;
 	n = mgr_status_pids(&d->mgr, &pids);
 	s.pids = pids;
 	s.npids = n > 0 ? (unsigned int)n : 0;
+	n = container_list_left(&d->mgr.ctr, &ctrs);
+	s.containers = ctrs;
+	s.ncontainers = n > 0 ? (unsigned int)n : 0;
 	status_format(&s, &b);
 	r = status_write(d->o->roots.run, &b, &d->last_status);
 	if (r >= 0) {
@@ -104,6 +108,7 @@ static void publish(struct daemon *d)
 	}
 	sbuf_free(&b);
 	free(pids);
+	free(ctrs);
 	/*
 	 * STATUS= for systemd, sent only when it changes: every message
 	 * wakes PID 1, and an idle daemon should not do that once a second.

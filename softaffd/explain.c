@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "container.h"
 #include "explain.h"
 #include "procfs.h"
 #include "rules.h"
@@ -67,9 +68,12 @@ int explain_pid(const struct config *c, const struct roots *roots, int pid,
 {
 	static char exe[PATH_MAX], cmdline[4096], cgroup[4096];
 	char why[512], unit[256], v[256], mask[256], ratio[64], rule[300];
+	struct container_cache cc = {0};
+	struct container_mark mk;
 	struct proc_attrs a = {0};
 	struct pstat st;
 	int pfd, first = -1;
+	bool ctr;
 
 	pfd = procfs_open_pid(roots->proc, pid);
 	if (pfd < 0 || procfs_read_stat(pfd, 0, &st) < 0) {
@@ -109,9 +113,12 @@ int explain_pid(const struct config *c, const struct roots *roots, int pid,
 					  : "would match, but an earlier rule wins",
 			why);
 	}
+	ctr = a.cgroup && container_find(&cc, roots->sys, a.cgroup,
+					  monotonic_ns(), 0, &mk);
+	container_cache_free(&cc);
 	if (first < 0) {
 		fprintf(out, "no rule matches\n");
-	} else {
+	} else if (!ctr) {
 		const struct rule *r = &c->rules[first];
 		char cpus[CPUSET_LIST_BUFSZ];
 
@@ -127,6 +134,15 @@ int explain_pid(const struct config *c, const struct roots *roots, int pid,
 				: "the process (soft_affinity, "
 				  "soft_affinity_ratio)");
 	}
+	if (ctr)
+		fprintf(out,
+			"its preference is set by the container's annotations "
+			"(container %s, cgroup %.*s): softaffd leaves it "
+			"alone%s%s%s\n",
+			mk.id, (int)mk.cglen, a.cgroup,
+			first < 0 ? "" : "; otherwise rule '",
+			first < 0 ? "" : c->rules[first].name,
+			first < 0 ? "" : "' would apply");
 	status_field(pfd, "Cpus_preferred_list", mask, sizeof(mask));
 	status_field(pfd, "Cpus_preferred_source", v, sizeof(v));
 	if (read_file_at(pfd, "soft_affinity_ratio", ratio, sizeof(ratio)) < 0)

@@ -10,8 +10,10 @@
 /*
  * softaffd --explain PID: which rule matches the process and why (each
  * rule before it says why not), what is applied to it now (its soft
- * affinity, ratio and their source) and whether the running daemon
- * manages it.  "no rule matches" and every rule's reason otherwise.
+ * affinity, ratio and their source), whether its container's
+ * annotations set its preference instead, and whether the running
+ * daemon manages it.  "no rule matches" and every rule's reason
+ * otherwise.
  * Exit code: 0, or 1 if the process cannot be read.
  */
 int explain_pid(const struct config *c, const struct roots *roots, int pid,

@@ -4,8 +4,9 @@
  * and what deserves a log line.  One way through for every process:
  *
  *   event or scan -> dirty set -> snapshot (procfs, through one fd on
- *   <proc>/PID) -> decision (rules.c, affinity.c's aff_decide: pure)
- *   -> writes (affinity.c) -> log and counters.
+ *   <proc>/PID) -> decision (rules.c, affinity.c's aff_decide: pure;
+ *   container.c: a container's annotations win) -> writes (affinity.c)
+ *   -> log and counters.
  *
  * The pid tables are pidtable.c, the per-thread ownership owned.c, the
  * sliced /proc walk scanner.c.
@@ -286,6 +287,7 @@ void mgr_done(struct mgr *m)
 	for (size_t i = 0; i < m->ncgs; i++)
 		cg_entry_free(&m->cgs[i]);
 	free(m->cgs);
+	container_cache_free(&m->ctr);
 	m->rs = NULL;
 	m->cgs = NULL;
 	m->ncgs = 0;
@@ -380,6 +382,39 @@ static int match(struct mgr *m)
 	}
 	m->cnt.evals++;
 	return r;
+}
+
+/*
+ * The one check before a rule that matched m->snap is applied: is the
+ * process in a container whose annotations set its preference
+ * (container.h)?  Then the container's owner stated it, and a task-level
+ * write by us would silently override its cgroup's value: the rule
+ * leaves it alone.  An exec re-reads marks read before this flush: the
+ * hook marks the cgroup after the runtime's init process entered it
+ * (which a scan may have met), before the container's first exec.
+ */
+static bool left_to_container(struct mgr *m, unsigned int why,
+			      unsigned int rule)
+{
+	struct snap *s = m->snap;
+	struct container_mark mk;
+	char comm[128];
+
+	if (!(s->a.loaded & NEED_CGROUP))
+		snap_load(s, NEED_CGROUP);
+	if (!s->a.cgroup ||
+	    !container_find(&m->ctr, m->roots.sys, s->a.cgroup, monotonic_ns(),
+			    why & D_EXEC ? m->exec_fresh_ns : 0, &mk))
+		return false;
+	log_msg(container_note_left(&m->ctr, s->a.cgroup, mk.cglen, rule)
+			? LOG_INFO
+			: LOG_DEBUG,
+		"pid %d (%s): its preference is set by the container's "
+		"annotations (container %s, cgroup %.*s): rule '%s' leaves it "
+		"alone",
+		s->pid, procfs_escape(s->st.comm, comm, sizeof(comm)), mk.id,
+		(int)mk.cglen, s->a.cgroup, m->cfg->rules[rule].name);
+	return true;
 }
 
 /* ---- act: the threads of one process ---- */
@@ -701,6 +736,15 @@ static int open_same(struct mgr *m, struct managed *e)
 
 /* ---- act: cgroups ---- */
 
+/* Is the cgroup at path a container's, or inside one?  Then it is theirs. */
+static bool cg_in_container(struct mgr *m, const char *path)
+{
+	struct container_mark mk;
+
+	return container_find(&m->ctr, m->roots.sys, path, monotonic_ns(), 0,
+			      &mk);
+}
+
 static struct cg_entry *cg_find(struct mgr *m, const char *path)
 {
 	for (size_t i = 0; i < m->ncgs; i++)
@@ -831,6 +875,15 @@ static int cg_apply(struct mgr *m, unsigned int rule, const char *path)
 	uint64_t id;
 	int r;
 
+	if (cg_in_container(m, path)) {
+		if (c && !c->foreign)
+			log_info("cgroup %s: a container's annotations set its "
+				 "preference; leaving it alone (rule '%s')",
+				 path, ru->name);
+		if (c)
+			c->foreign = true;
+		return 0;
+	}
 	r = cgstat_id(m->roots.sys, path, &id);
 	if (r == 0)
 		r = cgpref_read(m->roots.sys, path, &cur);
@@ -883,6 +936,7 @@ static void cg_restore(struct mgr *m, struct cg_entry *c)
 	struct cgpref cur;
 
 	if (!c->written || c->foreign || m->dry_run ||
+	    cg_in_container(m, c->path) ||
 	    cgpref_read(m->roots.sys, c->path, &cur) < 0 ||
 	    !cgpref_same(&cur, &c->ours))
 		return;
@@ -954,6 +1008,7 @@ static void eval(struct mgr *m, unsigned int why, unsigned int inherit,
 	struct managed *e = mgr_lookup(m, s->pid);
 	struct other *o;
 	char comm[128];
+	bool ctr;
 	int rule;
 
 	if (e && e->starttime != s->st.starttime) {
@@ -992,12 +1047,16 @@ static void eval(struct mgr *m, unsigned int why, unsigned int inherit,
 		}
 	}
 	rule = match(m);
-	if (e && (why & D_EXEC) && rule == (int)e->rule)
+	ctr = rule >= 0 && left_to_container(m, why, (unsigned int)rule);
+	if (e && !ctr && (why & D_EXEC) && rule == (int)e->rule)
 		readopt(m, e); /* only the leader survives an exec */
-	if (rule < 0) {
+	if (rule < 0 || ctr) {
 		if (e) {
 			inherit = e->rule + 1;
-			unmanage(m, e, s->pfd, "no longer matches");
+			unmanage(m, e, s->pfd,
+				 ctr ? "its container's annotations set its "
+				       "preference"
+				     : "no longer matches");
 		}
 		other_set(m, s, inherit);
 		return;
@@ -1063,6 +1122,7 @@ static void mark(struct mgr *m, int pid, unsigned int why,
 		d = calloc(1, sizeof(*d));
 		if (!d) {
 			/* No memory for the set: do it now instead. */
+			m->exec_fresh_ns = monotonic_ns();
 			eval_now(m, pid, why, inherit, WALK_NEW, false);
 			return;
 		}
@@ -1145,6 +1205,8 @@ bool mgr_flush(struct mgr *m, uint64_t deadline_ms)
 {
 	struct pidnode *n, *next;
 
+	/* Every exec evaluated here happened before this. */
+	m->exec_fresh_ns = monotonic_ns();
 	pidtable_for_each (&m->dirty, n, next) {
 		struct dirty d = *(struct dirty *)n;
 
@@ -1234,6 +1296,7 @@ static void scan_end(struct mgr *m)
 	}
 	pidtable_shrink(&m->procs);
 	pidtable_shrink(&m->others);
+	container_sweep(&m->ctr, m->roots.sys, monotonic_ns());
 	m->last_scan_ms = now_ms();
 }
 
@@ -1401,6 +1464,7 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 	m->count = m->procs.count;
 	/* The rules changed: what matched nothing may match now. */
 	pidtable_clear(&m->others);
+	container_forget_left(&m->ctr);
 	/* If /proc cannot be opened now, the next rescan tries again. */
 	mgr_scan_start(m, SCAN_FULL);
 	return 0;

@@ -8,6 +8,7 @@
 #include "cgpref.h"
 #include "cgstat.h"
 #include "config.h"
+#include "container.h"
 #include "log.h"
 #include "owned.h"
 #include "pidtable.h"
@@ -200,6 +201,9 @@ struct mgr {
 	bool psi_trigger_logged; /* said once why there are no triggers */
 	bool proc_ratio_logged;
 	size_t nhand_procs; /* managed processes with hand-set threads */
+	/* Cgroups softaff-oci-hook marked: their processes are left alone. */
+	struct container_cache ctr;
+	uint64_t exec_fresh_ns; /* an exec re-reads marks read before this */
 	struct scanner scan; /* the scan in progress, a slice at a time */
 	enum mgr_scan_kind scan_kind;
 	struct snap *snap;

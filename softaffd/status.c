@@ -42,6 +42,9 @@ static void format_pids(const struct status_snapshot *s, struct sbuf *b,
 	sbuf_printf(b, "\n");
 }
 
+/* What status says of a container's process that a rule would match. */
+#define CONTAINER_SAYS "set by the container's annotations"
+
 static unsigned int count_hand(const struct status_snapshot *s, unsigned int r)
 {
 	unsigned int n = 0;
@@ -138,6 +141,16 @@ void status_format(const struct status_snapshot *s, struct sbuf *b)
 		sbuf_printf(b, "hand-managed rule %s processes %u pids",
 			    cfg->rules[r].name, nh);
 		format_pids(s, b, r, true, nh);
+	}
+	for (unsigned int i = 0; i < s->ncontainers; i++) {
+		const struct container_left *k = &s->containers[i];
+		char cg[4 * PATH_MAX];
+
+		if (k->rule < cfg->nrules)
+			sbuf_printf(b, "container rule %s id %s cgroup %s: "
+				       CONTAINER_SAYS "\n",
+				    cfg->rules[k->rule].name, k->id,
+				    procfs_escape(k->cgroup, cg, sizeof(cg)));
 	}
 	sbuf_printf(b,
 		    "counters scans=%llu events=%llu events_lost=%llu "
@@ -261,6 +274,21 @@ void status_format_json(const struct status_snapshot *s, struct sbuf *b)
 			}
 		}
 		sbuf_printf(b, "}");
+	}
+	sbuf_printf(b, "],\"containers\":[");
+	for (unsigned int i = 0, n = 0; i < s->ncontainers; i++) {
+		const struct container_left *k = &s->containers[i];
+		char cg[4 * PATH_MAX];
+
+		if (k->rule >= cfg->nrules)
+			continue;
+		sbuf_printf(b, "%s{\"rule\":", n++ ? "," : "");
+		json_str(b, cfg->rules[k->rule].name);
+		sbuf_printf(b, ",\"id\":");
+		json_str(b, k->id);
+		sbuf_printf(b, ",\"cgroup\":");
+		json_str(b, procfs_escape(k->cgroup, cg, sizeof(cg)));
+		sbuf_printf(b, ",\"preference\":\"" CONTAINER_SAYS "\"}");
 	}
 	sbuf_printf(b, "]}\n");
 }

@@ -32,6 +32,9 @@ struct status_snapshot {
 	const struct mgr_counters *cnt;
 	const struct rule_state *rs; /* per rule, or NULL */
 	size_t ncgroups;	     /* cgroups whose preference we set */
+	/* Containers a rule left alone: container_list_left() */
+	const struct container_left *containers;
+	unsigned int ncontainers;
 };
 
 /* Pure: the status text (without its "updated" line). */

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,7 +33,8 @@ ssize_t read_file(const char *path, char *buf, size_t size)
 	return read_file_at(AT_FDCWD, path, buf, size);
 }
 
-ssize_t read_file_at(int dfd, const char *path, char *buf, size_t size)
+static ssize_t read_file_flags(int dfd, const char *path, int flags,
+			       char *buf, size_t size)
 {
 	size_t off = 0;
 	int fd;
@@ -39,7 +42,8 @@ ssize_t read_file_at(int dfd, const char *path, char *buf, size_t size)
 	if (!size)
 		return -EINVAL;
 	/* O_NONBLOCK: a FIFO planted where a file is expected must not hang. */
-	fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = openat(dfd, path,
+		    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | flags);
 	if (fd < 0)
 		return -errno;
 	while (off < size - 1) {
@@ -62,18 +66,31 @@ ssize_t read_file_at(int dfd, const char *path, char *buf, size_t size)
 	return (ssize_t)off;
 }
 
+ssize_t read_file_at(int dfd, const char *path, char *buf, size_t size)
+{
+	return read_file_flags(dfd, path, 0, buf, size);
+}
+
+ssize_t read_file_nofollow_at(int dfd, const char *name, char *buf,
+			      size_t size)
+{
+	return read_file_flags(dfd, name, O_NOFOLLOW, buf, size);
+}
+
 int write_file(const char *path, const char *data, size_t len)
 {
 	return write_file_at(AT_FDCWD, path, data, len);
 }
 
-int write_file_at(int dfd, const char *path, const char *data, size_t len)
+static int write_file_flags(int dfd, const char *path, int flags,
+			    const char *data, size_t len)
 {
 	ssize_t n;
 	int fd, r = 0;
 
 	/* O_TRUNC as a shell redirect does: procfs ignores it, files need it. */
-	fd = openat(dfd, path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+	fd = openat(dfd, path,
+		    O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | flags);
 	if (fd < 0)
 		return -errno;
 	do
@@ -86,6 +103,35 @@ int write_file_at(int dfd, const char *path, const char *data, size_t len)
 	if (close(fd) < 0 && !r && errno != EINTR)
 		r = -errno;
 	return r;
+}
+
+int write_file_at(int dfd, const char *path, const char *data, size_t len)
+{
+	return write_file_flags(dfd, path, 0, data, len);
+}
+
+int write_file_nofollow_at(int dfd, const char *name, const char *data,
+			   size_t len)
+{
+	/*
+	 * O_NONBLOCK: opening a FIFO planted there fails (ENXIO) instead
+	 * of waiting for a reader; regular and kernfs files ignore it.
+	 */
+	return write_file_flags(dfd, name, O_NOFOLLOW | O_NONBLOCK, data, len);
+}
+
+int open_dir_beneath(int dfd, const char *path)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+			   RESOLVE_NO_MAGICLINKS,
+	};
+	long fd;
+
+	/* glibc 2.36 has no openat2() wrapper. */
+	fd = syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+	return fd < 0 ? -errno : (int)fd;
 }
 
 int write_file_atomic(const char *path, const char *data, size_t len)

@@ -36,6 +36,21 @@ ssize_t read_file_at(int dfd, const char *path, char *buf, size_t size);
 /* Write data with a single write(2), as procfs expects.  0 or -errno. */
 int write_file(const char *path, const char *data, size_t len);
 int write_file_at(int dfd, const char *path, const char *data, size_t len);
+/*
+ * The same for a file name in directory dfd that must not be a symlink
+ * (O_NOFOLLOW, -ELOOP): for a program that may write only inside one
+ * directory it reached safely.  The write does not wait on a FIFO.
+ */
+ssize_t read_file_nofollow_at(int dfd, const char *name, char *buf,
+			      size_t size);
+int write_file_nofollow_at(int dfd, const char *name, const char *data,
+			   size_t len);
+/*
+ * Open directory path below directory dfd, never leaving it: no "..",
+ * absolute path or symlink on the way out (-EXDEV), no symlink at all
+ * (-ELOOP).  The fd (O_RDONLY, close-on-exec), or -errno.
+ */
+int open_dir_beneath(int dfd, const char *path);
 /* Write to path.tmp then rename over path. 0 or -errno. */
 int write_file_atomic(const char *path, const char *data, size_t len);
 

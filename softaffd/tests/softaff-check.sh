@@ -12,20 +12,7 @@
 B=${B:-build}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 SA=$HERE/$B/softaff-san
-n=0
-failed=0
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-check() {
-	desc=$1
-	shift
-	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
-}
-# result STATUS DESC: one TAP line for the status of what ran just before.
-result() { if [ "$1" = 0 ]; then ok "$2"; else not_ok "$2"; fi; }
+. "$HERE/tests/tap.sh"
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/softaff-check-XXXXXX")
 trap 'rm -rf "$W"' EXIT
@@ -33,16 +20,7 @@ P=$W/proc
 S=$W/sys
 
 # ---- unit tests (ASan + UBSan) ----
-"$HERE/$B/softaff-unit" > "$W/unit.out" 2>&1
-unit_rc=$?
-while IFS= read -r line; do
-	case $line in
-	"ok - "*) ok "${line#ok - }" ;;
-	"not ok - "*) not_ok "${line#not ok - }" ;;
-	*) echo "# $line" ;;
-	esac
-done < "$W/unit.out"
-check "softaff unit: exit status $unit_rc" test "$unit_rc" = 0
+tap_unit "$HERE/$B/softaff-unit" "softaff unit" "$W/unit.out"
 
 # ---- fixtures ----
 # task DIR TGID LIST SOURCE RATIO: a task's status and preference files.

@@ -27,13 +27,18 @@ static int t_failed_checks;
 		}                                                       \
 	} while (0)
 
+/* A test that cannot run here sets this to why: its TAP line says SKIP. */
+static const char *t_skip;
+
 /* Run one test function and print its TAP line. */
 #define RUN(fn, desc)                                                       \
 	do {                                                                \
 		int _before = t_failed_checks;                              \
 		fn();                                                       \
-		printf("%s - unit: %s\n",                                   \
-		       t_failed_checks == _before ? "ok" : "not ok", desc); \
+		printf("%s - unit: %s%s%s\n",                               \
+		       t_failed_checks == _before ? "ok" : "not ok", desc,  \
+		       t_skip ? " # SKIP " : "", t_skip ? t_skip : "");     \
+		t_skip = NULL;                                              \
 		fflush(stdout);                                             \
 	} while (0)
 
