@@ -62,7 +62,9 @@ tar -cpf "$saved" --ignore-failed-read /usr/sbin/softaffd /usr/bin/softaff \
 	/usr/share/man/man8/softaffd.8 /usr/share/man/man5/softaffd.conf.5 \
 	/usr/share/man/man1/softaff.1 /usr/lib/systemd/system/softaffd.service \
 	/etc/softaffd.conf /usr/share/bash-completion/completions/softaff \
-	/usr/share/softaffd /etc/softaffd.d 2>/dev/null
+	/usr/share/softaffd /etc/softaffd.d /usr/libexec/softaffd \
+	/usr/share/man/man8/softaff-oci-hook.8 \
+	/usr/share/containers/oci/hooks.d/softaff.json 2>/dev/null
 put_back() {
 	tar -C / -xpf "$saved" --keep-directory-symlink 2>/dev/null
 	rm -f "$saved"
@@ -76,7 +78,10 @@ rm -f /usr/sbin/softaffd /usr/bin/softaff /usr/share/man/man8/softaffd.8 \
 	/usr/lib/systemd/system/softaffd.service /etc/softaffd.conf \
 	/usr/share/bash-completion/completions/softaff \
 	/etc/systemd/system/multi-user.target.wants/softaffd.service
-rm -rf /usr/share/softaffd /etc/softaffd.d
+rm -rf /usr/share/softaffd /etc/softaffd.d /usr/libexec/softaffd
+rm -f /usr/share/man/man8/softaff-oci-hook.8 /usr/share/containers/oci/hooks.d/softaff.json
+# The hooks.d directories are the package's when nothing else made them.
+rmdir /usr/share/containers/oci/hooks.d /usr/share/containers/oci 2>/dev/null
 systemctl daemon-reload
 is "$(command -v softaffd softaff; systemctl list-unit-files --no-legend softaffd.service | wc -l)" 0 \
 	"before: no softaffd, no softaff, no unit"
@@ -96,6 +101,8 @@ main=$(systemctl show -p MainPID --value softaffd)
 is "$(readlink /proc/$main/exe)" /usr/sbin/softaffd "the running daemon is /usr/sbin/softaffd"
 is "$(dpkg -S /usr/sbin/softaffd /usr/bin/softaff /etc/softaffd.conf 2>/dev/null | cut -d: -f1 | sort -u)" softaffd \
 	"softaffd, softaff and /etc/softaffd.conf belong to the package"
+is "$(dpkg -S /usr/libexec/softaffd/softaff-oci-hook /usr/share/containers/oci/hooks.d/softaff.json 2>/dev/null | cut -d: -f1 | sort -u)" softaffd \
+	"softaff-oci-hook and its hooks.d file belong to the package"
 frag=$(systemctl show -p FragmentPath --value softaffd)
 [[ $(realpath "$frag") == "$(realpath /lib/systemd/system/softaffd.service)" ]]
 is "$?" 0 "systemd runs the package's unit ($frag)"
