@@ -922,6 +922,13 @@ static int setup_loop(struct daemon *d)
 
 static void open_connector(struct daemon *d)
 {
+	if (!procconn_names_root(d->o->roots.proc)) {
+		log_info("%s is not procfs: the proc connector's events are "
+			 "about other processes; new processes are found by "
+			 "the periodic rescan only, every %u ms",
+			 d->o->roots.proc, d->cfg->rescan_ms);
+		return;
+	}
 	d->conn_fd = procconn_open();
 	if (d->conn_fd >= 0) {
 		log_info("listening to the proc connector");

@@ -9,10 +9,12 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
+#include <linux/magic.h>
 #include <linux/netlink.h>
 
 #include "procconn.h"
@@ -39,6 +41,13 @@ static int send_op(int fd, enum proc_cn_mcast_op op)
 	if (send(fd, nl, nl->nlmsg_len, 0) < 0)
 		return -errno;
 	return 0;
+}
+
+bool procconn_names_root(const char *proc_root)
+{
+	struct statfs sf;
+
+	return statfs(proc_root, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
 }
 
 int procconn_open(void)

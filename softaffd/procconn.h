@@ -2,6 +2,7 @@
 #ifndef SOFTAFF_PROCCONN_H
 #define SOFTAFF_PROCCONN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* A decoded proc connector event. */
@@ -13,6 +14,14 @@ struct pc_event {
 	int parent_tgid; /* PC_FORK only */
 };
 
+/*
+ * Whether the connector's events are about the processes under
+ * proc_root: they name the kernel's PIDs, which are those of a procfs
+ * mount, not those of a fixture tree (--proc-root in tests), where a
+ * host process's exec or exit would be taken for the fixture's with
+ * the same PID.
+ */
+bool procconn_names_root(const char *proc_root);
 /*
  * Open and subscribe.  Returns the socket fd or -errno: -EPERM without
  * CAP_NET_ADMIN, -EPROTONOSUPPORT without CONFIG_PROC_EVENTS.

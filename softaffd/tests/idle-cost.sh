@@ -6,11 +6,11 @@
 #
 # The fake /proc holds 1000 processes: 200 matching ones with 4 threads
 # each and 800 others, under the shipped rescan and sample periods
-# (RESCAN_MS, INTERVAL_MS override them).  As root the daemon also hears
-# every exec, fork and exit of the host through the proc connector: run
-# a second copy with RESCAN_MS=3600000 INTERVAL_MS=60000 alongside, and
-# the difference is the periodic work alone.  WRAP="unshare -n" cuts the
-# connector off (rescan-only mode).
+# (RESCAN_MS, INTERVAL_MS override them).  The daemon keeps the proc
+# connector shut for a proc root that is not procfs (its events name the
+# host's PIDs), so this is the rescan-only mode, whose every rescan reads
+# every process; the connector's cost is commflip-cost.sh's and the
+# guest bench's (tests/bench).  WRAP runs the daemon under a wrapper.
 SECS=${1:-60}
 BIN=${2:-build/softaffd}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,8 +24,7 @@ echo f > "$P/self/soft_affinity"
 echo 100 > "$P/sys/kernel/sched_allowed"
 echo 1 > "$P/sys/kernel/sched_preferred"
 printf 'cpu0 10 0 0 10 0 0 0 0 0 0\ncpu1 10 0 0 10 0 0 0 0 0 0\ncpu2 10 0 0 10 0 0 0 0 0 0\ncpu3 10 0 0 10 0 0 0 0 0 0\n' > "$P/stat"
-# PIDs above PID_MAX_LIMIT (4194304): no event about a host process can
-# name (and then drop or re-evaluate) one of them.
+# PIDs above PID_MAX_LIMIT (4194304): no host process has one of them.
 python3 "$HERE/tests/mkfakeproc.py" "$P" 5000000 200 softaff-demo0 4 || exit 1
 python3 "$HERE/tests/mkfakeproc.py" "$P" 6000000 800 other 1 || exit 1
 # RULES=comm: rules on comm only, like the shipped file; otherwise also

@@ -1770,6 +1770,9 @@ static void test_procconn_parse(void)
 		CHECK(procconn_parse(raw, 37, ev_cb, NULL) == 0);
 		free(raw);
 	}
+	/* Events name the kernel's PIDs: not those of a fixture tree. */
+	CHECK(!procconn_names_root(tmp));
+	CHECK(procconn_names_root("/proc"));
 }
 
 static void test_util(void)
@@ -3545,7 +3548,7 @@ int main(void)
 	RUN(test_sampler, "per-CPU and per-node utilization");
 	RUN(test_control, "controller: soften, harden, no oscillation");
 	RUN(test_write_order, "sysctl write order never invalid");
-	RUN(test_procconn_parse, "proc connector message decoding");
+	RUN(test_procconn_parse, "proc connector: decoding, whose PIDs");
 	RUN(test_util, "helpers, atomic status write");
 	RUN(test_notify, "sd_notify protocol, watchdog period");
 	RUN(test_rules_lazy, "lazy attributes in rule order, regex budget");
