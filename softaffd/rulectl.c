@@ -57,24 +57,46 @@ double rulectl_outside(const struct rulectl_sample *in)
 			      : 0;
 }
 
+/* A sample that asks for harder: one rung per harden_hold in a row. */
+static enum rulectl_action count_calm(const struct rulectl_params *p,
+				      struct rulectl_state *s)
+{
+	if (s->rung == 0) {
+		s->calm = 0;
+		return RULECTL_HOLD; /* hardest already; reason says why */
+	}
+	if (++s->calm < p->harden_hold)
+		return RULECTL_HOLD;
+	s->calm = 0;
+	s->rung--;
+	return RULECTL_HARDEN;
+}
+
 enum rulectl_action rulectl_step(const struct rulectl_params *p,
 				 struct rulectl_state *s,
 				 const struct rulectl_sample *in, char *reason,
 				 size_t reason_size)
 {
 	double w = rulectl_wait(in), u = rulectl_outside(in);
-	double own_out = 0, idle_out, others_out, free_out, home_idle;
+	double own_out, idle_out, others_out, free_out, home_idle;
 	double spare_out;
 	bool harden = false;
 
-	if (in->runtime_ns + in->delay_ns < p->min_runtime_ns ||
-	    !in->interval_ns) {
+	if (!in->interval_ns) {
 		s->calm = 0;
-		snprintf(reason, reason_size, "idle: too little work to judge");
+		snprintf(reason, reason_size, "idle: nothing measured yet");
 		return RULECTL_HOLD;
 	}
-	if (in->interval_ns)
-		own_out = (double)in->outside_ns / (double)in->interval_ns;
+	/*
+	 * Softness is unused while the tasks hardly run: a calm sample, or
+	 * a rule that works in bursts would never see harden_hold calm
+	 * samples in a row, and stay soft.
+	 */
+	if (in->runtime_ns + in->delay_ns < p->min_runtime_ns) {
+		snprintf(reason, reason_size, "idle: too little work to judge");
+		return count_calm(p, s);
+	}
+	own_out = (double)in->outside_ns / (double)in->interval_ns;
 	idle_out = in->outside_cpus - in->outside_busy;
 	if (idle_out < 0)
 		idle_out = 0;
@@ -139,15 +161,7 @@ enum rulectl_action rulectl_step(const struct rulectl_params *p,
 			 w * 100, u * 100, home_idle > 0 ? home_idle : 0);
 		return RULECTL_HOLD;
 	}
-	if (s->rung == 0) {
-		s->calm = 0;
-		return RULECTL_HOLD; /* hardest already; reason says why */
-	}
-	if (++s->calm < p->harden_hold)
-		return RULECTL_HOLD;
-	s->calm = 0;
-	s->rung--;
-	return RULECTL_HARDEN;
+	return count_calm(p, s);
 }
 
 bool rulectl_may_sleep(const struct rulectl_params *p,

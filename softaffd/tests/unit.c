@@ -2668,7 +2668,7 @@ static void test_rulectl(void)
 		 8, 1800, 400, 200, 2.0, 2, RULECTL_HOLD, 8, 0.0, false, 0},
 		{"softened, idle and unused: calm, one rung per hold",
 		 5, 900, 5, 10, 0.1, 2, RULECTL_HOLD, 5, 0.0, false, 0},
-		{"too little work to judge: holds",
+		{"too little work to judge: holds (a calm sample)",
 		 5, 5, 1, 0, 0.0, 2, RULECTL_HOLD, 5, 0.0, false, 0},
 		{"no CPU outside at all (one node, or memory-only others)",
 		 0, 2000, 2000, 0, 0.0, 0, RULECTL_HOLD, 0, 0.0, false, 0},
@@ -2755,6 +2755,30 @@ static void test_rulectl(void)
 		rulectl_step(&p, &st, &queue, why, sizeof(why));
 	CHECK(st.rung == p.nrungs - 1);
 	CHECK(rulectl_wait(&queue) == 0.5);
+	/*
+	 * Idle samples are calm: a rule that works one sample in three
+	 * (unused softness, or idle) hardens a rung per harden_hold
+	 * samples, as one always idle does.  They used to start the count
+	 * over, so such a rule stayed soft.
+	 */
+	struct rulectl_sample idle = {5 * MS, 1 * MS, 0, S, 2, 0.0, false, 2.0, 2, 2.0};
+
+	st = (struct rulectl_state){4, 0};
+	for (unsigned int k = 0; k < p.harden_hold; k++)
+		rulectl_step(&p, &st, k % 3 ? &idle : &calm, why, sizeof(why));
+	CHECK(st.rung == 3 && st.calm == 0);
+	for (unsigned int k = 0; k < p.harden_hold; k++)
+		rulectl_step(&p, &st, &idle, why, sizeof(why));
+	CHECK(st.rung == 2 && strstr(why, "idle: too little work"));
+	/* Still a sample that asks for softer starts the count over. */
+	rulectl_step(&p, &st, &idle, why, sizeof(why));
+	rulectl_step(&p, &st, &queue, why, sizeof(why));
+	CHECK(st.calm == 0 && st.rung == 5);
+	/* Nothing measured yet (no interval) is not calm. */
+	rulectl_step(&p, &st, &idle, why, sizeof(why));
+	idle.interval_ns = 0;
+	rulectl_step(&p, &st, &idle, why, sizeof(why));
+	CHECK(st.calm == 0 && st.rung == 5);
 	CHECK(rulectl_outside(&busy) > 0.11 && rulectl_outside(&busy) < 0.12);
 	config_free(c);
 }
