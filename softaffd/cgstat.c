@@ -95,12 +95,13 @@ int cgstat_read(const char *sys, const char *cg, struct cgstat *ret)
 }
 
 bool cgstat_delta(const struct cgstat *prev, const struct cgstat *now,
-		  uint64_t *ret_run_ns, uint64_t *ret_wait_ns)
+		  uint64_t interval_ns, struct cgdelta *ret)
 {
 	if (now->usage_us < prev->usage_us || now->some_us < prev->some_us)
 		return false;
-	*ret_run_ns = (now->usage_us - prev->usage_us) * 1000;
-	*ret_wait_ns = (now->some_us - prev->some_us) * 1000;
+	ret->run_ns = (now->usage_us - prev->usage_us) * 1000;
+	ret->wait_ns = (now->some_us - prev->some_us) * 1000;
+	ret->base_ns = ret->run_ns < interval_ns ? ret->run_ns : interval_ns;
 	return true;
 }
 

@@ -29,12 +29,32 @@ int cgstat_parse_cpu_stat(const char *buf, uint64_t *ret_usage_us);
  */
 int cgstat_read(const char *sys, const char *cg, struct cgstat *ret);
 /*
- * Pure: what the cgroup's tasks ran and waited between two reads, in ns.
- * False when a counter went back (the cgroup was removed and made
- * again under the same name): then now is only a new baseline.
+ * What a cgroup's tasks did between two reads interval_ns apart, in ns.
+ * PSI's "some" is not the wall time in which any task of the cgroup
+ * waits: the kernel takes each CPU's own "some" time and averages them,
+ * weighted by how long the cgroup's tasks kept each CPU non-idle
+ * (kernel/sched/psi.c, "Multiple CPUs": 257 busy tasks on 256 CPUs read
+ * 0.4%, not 100%).  So wait is the stall of one CPU of the cgroup, and
+ * base, what it compares with, the run time of one: the interval for a
+ * cgroup that keeps a CPU's worth busy or more, else what it ran.  Then
+ * wait / (wait + base) is its tasks' own wait fraction, whatever the
+ * number of CPUs: 2N tasks on N CPUs give 1/2, N + 1 give 1/(N + 1).  A
+ * cgroup that keeps several CPUs only partly busy reads lower than its
+ * tasks do (one CPU's run time is less than the interval there).
+ */
+struct cgdelta {
+	uint64_t run_ns;  /* usage_usec: CPU time, over all CPUs */
+	uint64_t wait_ns; /* some total= */
+	uint64_t base_ns; /* min(run_ns, interval_ns) */
+};
+
+/*
+ * Pure: the delta between two reads (see above).  False when a counter
+ * went back (the cgroup was removed and made again under the same
+ * name): then now is only a new baseline.
  */
 bool cgstat_delta(const struct cgstat *prev, const struct cgstat *now,
-		  uint64_t *ret_run_ns, uint64_t *ret_wait_ns);
+		  uint64_t interval_ns, struct cgdelta *ret);
 
 /*
  * The identity of the cgroup at path cg: its directory's inode number,

@@ -271,12 +271,7 @@ static void rules_step(struct daemon *d, uint64_t now)
 		const struct rule *rule = &d->cfg->rules[r];
 		struct rule_state *rs = &d->mgr.rs[r];
 		const struct rule_figures *f = &rs->last;
-		struct rulectl_sample in = {
-			.runtime_ns = f->runtime_ns,
-			.delay_ns = f->delay_ns,
-			.outside_ns = f->outside_ns,
-			.interval_ns = f->interval_ns,
-		};
+		struct rulectl_sample in = rule_sample(f);
 		struct ratio before = rs->ratio, after;
 		enum rulectl_action a;
 

@@ -38,13 +38,14 @@
 #define MGR_SAMPLE_OTHERS_MS 10000
 /*
  * The cpu.pressure trigger of an adaptive cgroup rule: wake the daemon
- * when the cgroup's tasks together stalled 100 ms within 2 s.  2 s:
- * without CAP_SYS_RESOURCE, which the daemon does not have, the kernel
- * takes only multiples of 2 s (they ride on PSI's own 2 s averaging,
- * with no real-time poll thread).  100 ms, 5% of the window, is half
- * the law's soften threshold, so a rule whose tasks use less than a
- * CPU still wakes it: the wait fraction the law uses, some / (some +
- * usage), is larger than some / wall for them.
+ * when the cgroup's "some" grew by 100 ms within 2 s.  2 s: without
+ * CAP_SYS_RESOURCE, which the daemon does not have, the kernel takes
+ * only multiples of 2 s (they ride on PSI's own 2 s averaging, with no
+ * real-time poll thread).  100 ms, 5% of the window: a cgroup that
+ * keeps a CPU's worth busy softens from 11% (some / (some + wall) =
+ * 10%, cgstat.h), so the trigger fires at under half of that.  One that
+ * runs less can reach 10% with less stall; an asleep rule is still
+ * judged every 10 s (MGR_SAMPLE_OTHERS_MS).
  */
 #define MGR_PSI_WINDOW_US 2000000
 #define MGR_PSI_THRESHOLD_US 100000
@@ -1609,7 +1610,7 @@ static bool sample_cgroups(struct mgr *m, unsigned int rule,
 	for (size_t k = 0; k < m->ncgs; k++) {
 		struct cg_entry *c = &m->cgs[k];
 		struct cgstat now;
-		uint64_t run, wait;
+		struct cgdelta d;
 		int r;
 
 		if (c->rule != rule)
@@ -1634,13 +1635,17 @@ static bool sample_cgroups(struct mgr *m, unsigned int rule,
 			rs->no_psi_logged = true;
 			/* On, to forget the rule's other cgroups that are gone. */
 			nopsi = true;
+			/* The next delta must span one interval, not two. */
+			c->have_prev = false;
 			continue;
 		}
 		any = true;
 		fresh |= !c->have_prev; /* new: its first read is a baseline */
-		if (c->have_prev && cgstat_delta(&c->prev, &now, &run, &wait)) {
-			f->runtime_ns += run;
-			f->delay_ns += wait;
+		if (c->have_prev &&
+		    cgstat_delta(&c->prev, &now, f->interval_ns, &d)) {
+			f->runtime_ns += d.run_ns;
+			f->delay_ns += d.wait_ns;
+			f->wait_base_ns += d.base_ns;
 			delta = true;
 		}
 		c->prev = now;
@@ -1738,6 +1743,7 @@ void mgr_sample(struct mgr *m, uint64_t now, bool exact)
 		if (f->source == WAIT_THREADS) {
 			f->runtime_ns = w->runtime_ns;
 			f->delay_ns = w->delay_ns;
+			f->wait_base_ns = w->runtime_ns;
 			f->outside_ns = w->outside_ns;
 		} else if (w->runtime_ns) {
 			/* The threads' share outside, of the cgroups' time. */

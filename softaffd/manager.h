@@ -51,18 +51,29 @@ enum wait_source {
 
 /*
  * What a rule's tasks did over one sample interval.  runtime, delay:
- * over interval_ns, from source.  The locality figures (threads,
+ * over interval_ns, from source; wait_base, what the delay compares
+ * with (struct rulectl_sample).  The locality figures (threads,
  * share outside, spills, returns) always come from a walk of the
  * threads, which for cgroup rules is rarer: they cover locality_ns.
  */
 struct rule_figures {
-	uint64_t runtime_ns, delay_ns, outside_ns, spills, returns;
+	uint64_t runtime_ns, delay_ns, wait_base_ns, outside_ns, spills, returns;
 	uint64_t interval_ns, locality_ns;
 	unsigned int processes, threads;
 	enum wait_source source;
 	bool exact; /* the soft counters counted (kernel.sched_schedstats=1) */
 	bool valid;
 };
+
+/* The control law's sample of f; the load of the CPUs is the daemon's. */
+static inline struct rulectl_sample rule_sample(const struct rule_figures *f)
+{
+	return (struct rulectl_sample){.runtime_ns = f->runtime_ns,
+				       .delay_ns = f->delay_ns,
+				       .wait_base_ns = f->wait_base_ns,
+				       .outside_ns = f->outside_ns,
+				       .interval_ns = f->interval_ns};
+}
 
 enum {
 	M_IGNORED = 1 << 0, /* EPERM: no longer managed */

@@ -46,7 +46,8 @@ void rulectl_params_default(const struct config *c, struct rulectl_params *p)
 
 double rulectl_wait(const struct rulectl_sample *in)
 {
-	uint64_t all = in->runtime_ns + in->delay_ns;
+	uint64_t all = in->delay_ns +
+		       (in->wait_base_ns ? in->wait_base_ns : in->runtime_ns);
 
 	return all ? (double)in->delay_ns / (double)all : 0;
 }

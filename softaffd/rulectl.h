@@ -31,9 +31,15 @@ struct rulectl_state {
 	unsigned int calm; /* consecutive samples that ask for harder */
 };
 
-/* What one interval showed about one rule's tasks. */
+/*
+ * What one interval showed about one rule's tasks.  runtime_ns is CPU
+ * time, over all CPUs; delay_ns is its threads' time runnable but not
+ * running, or for a rule read from its cgroups their cpu.pressure
+ * "some", which the kernel counts per CPU (cgstat.h).  The wait
+ * fraction is delay_ns / (delay_ns + wait_base_ns).
+ */
 struct rulectl_sample {
-	uint64_t runtime_ns, delay_ns; /* summed over its threads */
+	uint64_t runtime_ns, delay_ns;
 	uint64_t outside_ns;	       /* of runtime_ns, outside preferred */
 	uint64_t interval_ns;
 	/*
@@ -53,6 +59,11 @@ struct rulectl_sample {
 	/* The same for the preferred CPUs: is there room at home? */
 	unsigned int home_cpus;
 	double home_busy;
+	/*
+	 * What delay_ns compares with: for threads runtime_ns (0 means
+	 * that too), for cgroups the sum of their cgdelta.base_ns.
+	 */
+	uint64_t wait_base_ns;
 };
 
 enum rulectl_action { RULECTL_HOLD, RULECTL_SOFTEN, RULECTL_HARDEN };

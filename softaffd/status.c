@@ -23,6 +23,14 @@ static const char *wait_source_name(const struct rule_figures *f)
 	return f->source == WAIT_CGROUP ? "cpu.pressure" : "schedstat";
 }
 
+/* The wait fraction as the control law sees it, in percent. */
+static double wait_pct(const struct rule_figures *f)
+{
+	struct rulectl_sample in = rule_sample(f);
+
+	return 100.0 * rulectl_wait(&in);
+}
+
 /* " P1 P2 ..." of rule r's processes (only hand-managed ones if hand). */
 static void format_pids(const struct status_snapshot *s, struct sbuf *b,
 			unsigned int r, bool hand, unsigned int total)
@@ -97,18 +105,13 @@ void status_format(const struct status_snapshot *s, struct sbuf *b)
 				   : cfg->rules[r].softness.kind == SOFT_STRICT
 					   ? "strict"
 					   : "fixed";
-		uint64_t all = f->runtime_ns + f->delay_ns;
 
 		sbuf_printf(b, "softness %s %u:%u %s via %s", cfg->rules[r].name,
 			    rs->ratio.allowed, rs->ratio.preferred, kind,
 			    rs->cg_mode ? "cgroup" : "process");
 		if (f->valid && f->interval_ns && f->threads) {
 			sbuf_printf(b, " threads %u wait %.1f%% (%s) outside %s%.1f%%",
-				    f->threads,
-				    all ? 100.0 * (double)f->delay_ns /
-						  (double)all
-					: 0,
-				    wait_source_name(f),
+				    f->threads, wait_pct(f), wait_source_name(f),
 				    f->exact ? "" : "~",
 				    f->runtime_ns
 					    ? 100.0 * (double)f->outside_ns /
@@ -224,7 +227,6 @@ void status_format_json(const struct status_snapshot *s, struct sbuf *b)
 		if (s->rs) {
 			const struct rule_state *rs = &s->rs[r];
 			const struct rule_figures *f = &rs->last;
-			uint64_t all = f->runtime_ns + f->delay_ns;
 
 			sbuf_printf(b, ",\"ratio\":\"%u:%u\",\"via\":\"%s\",\"why\":",
 				    rs->ratio.allowed, rs->ratio.preferred,
@@ -236,10 +238,7 @@ void status_format_json(const struct status_snapshot *s, struct sbuf *b)
 					    "\"wait_source\":\"%s\","
 					    "\"outside_pct\":%.1f,"
 					    "\"outside_estimated\":%s",
-					    f->threads,
-					    all ? 100.0 * (double)f->delay_ns /
-							  (double)all
-						: 0,
+					    f->threads, wait_pct(f),
 					    wait_source_name(f),
 					    f->runtime_ns
 						    ? 100.0 *

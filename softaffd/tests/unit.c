@@ -2203,18 +2203,21 @@ static void test_status_format(void)
 				       "returns/min -: not sampled yet\n"));
 		sbuf_free(&b2);
 		/*
-		 * A cgroup rule's wait from cpu.pressure; schedstats off:
-		 * the share outside is an estimate, spills and returns
-		 * are not known (not 0).
+		 * A cgroup rule's wait from cpu.pressure, as the law sees
+		 * it: its stall of a second (per CPU) against one CPU's
+		 * second, not the 3 s of CPU time.  Schedstats off: the
+		 * share outside is an estimate, spills and returns are
+		 * not known (not 0).
 		 */
 		rs[1].last = rs[0].last;
 		rs[1].last.source = WAIT_CGROUP;
+		rs[1].last.wait_base_ns = 1000000000ULL;
 		rs[1].last.exact = false;
 		memset(&b2, 0, sizeof(b2));
 		status_format(&s, &b2);
 		CHECK(b2.buf && strstr(b2.buf,
 				       "\nsoftness b 100:1 adaptive via cgroup "
-				       "threads 4 wait 25.0% (cpu.pressure) "
+				       "threads 4 wait 50.0% (cpu.pressure) "
 				       "outside ~25.0% spills/min n/a returns/min "
 				       "n/a (needs kernel.sched_schedstats=1): "));
 		sbuf_free(&b2);
@@ -2725,8 +2728,8 @@ static void test_rulectl(void)
 	}
 
 	/* Hardening is slow: harden_hold calm samples per rung. */
-	struct rulectl_sample calm = {900 * MS, 5 * MS, 0, S, 2, 0.2, false, 0, 2, 2.0};
-	struct rulectl_sample busy = {1800 * MS, 400 * MS, 200 * MS, S, 2, 2.0, false, 0, 2, 2.0};
+	struct rulectl_sample calm = {900 * MS, 5 * MS, 0, S, 2, 0.2, false, 0, 2, 2.0, 0};
+	struct rulectl_sample busy = {1800 * MS, 400 * MS, 200 * MS, S, 2, 2.0, false, 0, 2, 2.0, 0};
 	unsigned int samples = 0;
 
 	st = (struct rulectl_state){p.nrungs - 1, 0};
@@ -2741,14 +2744,14 @@ static void test_rulectl(void)
 	for (unsigned int k = 0; k + 1 < p.harden_hold; k++)
 		rulectl_step(&p, &st, &busy, why, sizeof(why));
 	CHECK(st.rung == 4 && strstr(why, "no room outside"));
-	rulectl_step(&p, &st, &(struct rulectl_sample){900 * MS, 50 * MS, 300 * MS, S, 2, 1.0, false, 0, 2, 2.0},
+	rulectl_step(&p, &st, &(struct rulectl_sample){900 * MS, 50 * MS, 300 * MS, S, 2, 1.0, false, 0, 2, 2.0, 0},
 		     why, sizeof(why));
 	CHECK(st.calm == 0 && st.rung == 4 && strstr(why, "hold: tasks wait 5%"));
 	for (unsigned int k = 0; k < p.harden_hold; k++)
 		rulectl_step(&p, &st, &busy, why, sizeof(why));
 	CHECK(st.rung == 3);
 	/* Softening is quick: 100:1 to 5:4 in three samples. */
-	struct rulectl_sample queue = {2000 * MS, 2000 * MS, 0, S, 2, 0.0, false, 0, 2, 2.0};
+	struct rulectl_sample queue = {2000 * MS, 2000 * MS, 0, S, 2, 0.0, false, 0, 2, 2.0, 0};
 
 	st = (struct rulectl_state){0, 0};
 	for (int k = 0; k < 3; k++)
@@ -2761,7 +2764,7 @@ static void test_rulectl(void)
 	 * samples, as one always idle does.  They used to start the count
 	 * over, so such a rule stayed soft.
 	 */
-	struct rulectl_sample idle = {5 * MS, 1 * MS, 0, S, 2, 0.0, false, 2.0, 2, 2.0};
+	struct rulectl_sample idle = {5 * MS, 1 * MS, 0, S, 2, 0.0, false, 2.0, 2, 2.0, 0};
 
 	st = (struct rulectl_state){4, 0};
 	for (unsigned int k = 0; k < p.harden_hold; k++)
@@ -2890,7 +2893,8 @@ static void test_cgstat(void)
 		{"usage_usec \n", -EBADMSG, 0},
 	};
 	struct cgstat a = {100, 50}, b = {400, 60};
-	uint64_t v, run, wait;
+	struct cgdelta d;
+	uint64_t v;
 
 	for (size_t i = 0; i < ARRAY_SIZE(pressure); i++) {
 		v = 0;
@@ -2903,10 +2907,14 @@ static void test_cgstat(void)
 		CHECK(cgstat_parse_cpu_stat(stat[i].buf, &v) == stat[i].ret);
 		CHECK(stat[i].ret || v == stat[i].usage);
 	}
-	CHECK(cgstat_delta(&a, &b, &run, &wait) && run == 300000 &&
-	      wait == 10000);
+	/* Under a CPU's worth in the interval: the wait compares with it. */
+	CHECK(cgstat_delta(&a, &b, 1000000, &d) && d.run_ns == 300000 &&
+	      d.wait_ns == 10000 && d.base_ns == 300000);
+	/* More: PSI's stall is per CPU, so it compares with one CPU's. */
+	CHECK(cgstat_delta(&a, &b, 100000, &d) && d.run_ns == 300000 &&
+	      d.base_ns == 100000);
 	/* A cgroup made again under the same name: a new baseline. */
-	CHECK(!cgstat_delta(&b, &a, &run, &wait));
+	CHECK(!cgstat_delta(&b, &a, 1000000, &d));
 }
 
 static void put_cg(const char *file, const char *content)
@@ -3050,6 +3058,7 @@ static void test_mgr_sample_cgroup(void)
 	put_sched(800, 800, "2900000000 950000000 9\n", "0.0");
 	mgr_sample(&mgr, 16500, true);
 	CHECK(f->source == WAIT_THREADS && rs->no_psi_logged);
+	CHECK(!mgr.cgs[0].have_prev); /* its next read is a baseline */
 	CHECK(rs->walked_ms == 16500 && f->delay_ns == 50000000ULL);
 	mgr_done(&mgr);
 	config_free(c);
@@ -3060,6 +3069,109 @@ static void test_mgr_sample_cgroup(void)
 		return;
 	CHECK(mgr_scan(&mgr) == 0 && mgr.ncgs == 1);
 	CHECK(mgr.cgs[0].psi_fd < 0);
+	mgr_done(&mgr);
+	config_free(c);
+}
+
+/*
+ * A unit busy on N CPUs of a 2 x N machine, its node full, the other
+ * idle, read from its cgroup as the daemon does: the cgroup's counters,
+ * mgr_sample, rule_sample, rulectl_step.  PSI counts "some" per CPU
+ * (cgstat.h): 2N tasks on N CPUs, one waiting on each, stall for the
+ * whole second; N tasks on N CPUs only for wakeup noise (10 ms).
+ * The old figure some / (some + usage) was 1/(1 + N) for the queue:
+ * 50%, 5.9%, 1.5%, so from 9 CPUs such a unit never softened (10%),
+ * and from 33 a soft one that did not yet run outside hardened (3%).
+ */
+struct cg_unit {
+	unsigned int cpus;
+	uint64_t usage_us, some_us, now_ms;
+	struct rulectl_sample in;
+	char why[160];
+};
+
+/* One more second of the unit, its tasks stalled stall_us; from rung. */
+static enum rulectl_action cg_unit_step(const struct rulectl_params *p,
+					struct cg_unit *u, uint64_t stall_us,
+					unsigned int rung)
+{
+	struct rule_state *rs = &mgr.rs[0];
+
+	u->usage_us += u->cpus * 1000000ULL;
+	u->some_us += stall_us;
+	u->now_ms += 1000;
+	put_cgstat(u->usage_us, u->some_us);
+	mgr_sample(&mgr, u->now_ms, true);
+	u->in = rule_sample(&rs->last);
+	u->in.home_cpus = u->in.outside_cpus = u->cpus;
+	u->in.home_busy = u->cpus;
+	u->in.outside_busy = 0;
+	u->in.wait_known = true;
+	u->in.outside_spare = u->cpus;
+	rs->ctl.rung = rung;
+	return rulectl_step(p, &rs->ctl, &u->in, u->why, sizeof(u->why));
+}
+
+static void test_cgroup_wait_size(void)
+{
+	static const unsigned int cpus[] = {1, 16, 64};
+	const uint64_t queue = 1000000, noise = 10000; /* us a second */
+	struct cg_unit u = {.now_ms = 1000};
+	const struct rule_figures *f;
+	struct rulectl_state *ctl;
+	struct rulectl_params p;
+	char line[256] = "";
+	struct config *c;
+	size_t len = 0;
+
+	fake_fixture();
+	mktask(800, 800, "svc", 10, 0, "0-3", "0-3\n");
+	put_sched(800, 800, "1000000000 0 5\n", "0.0");
+	put_cg("cpuset.cpus.preferred", "\n");
+	put_cg("cpuset.cpus.preferred.ratio", "default\n");
+	put_cgstat(0, 0);
+	c = mgr_setup("rules = ( { name = \"u\"; unit = \"test.service\"; "
+		      "nodes = [ 0 ]; } );");
+	if (!c)
+		return;
+	rulectl_params_default(c, &p);
+	CHECK(mgr_scan(&mgr) == 0 && mgr.ncgs == 1);
+	f = &mgr.rs[0].last;
+	ctl = &mgr.rs[0].ctl;
+	put_cgstat(0, 0);
+	mgr_sample(&mgr, u.now_ms, true); /* the baseline */
+	for (size_t i = 0; i < ARRAY_SIZE(cpus); i++) {
+		enum rulectl_action a;
+
+		u.cpus = cpus[i];
+		/* Its tasks queue: it softens, whatever its size. */
+		a = cg_unit_step(&p, &u, queue, 0);
+		len += (size_t)snprintf(
+			line + len, sizeof(line) - len,
+			" %u CPUs %.1f%% (was %.1f%%)", u.cpus,
+			100 * rulectl_wait(&u.in),
+			100.0 * (double)f->delay_ns /
+				(double)(f->delay_ns + f->runtime_ns));
+		CHECK(f->valid && f->source == WAIT_CGROUP);
+		CHECK(f->runtime_ns == u.cpus * 1000000000ULL);
+		CHECK(rulectl_wait(&u.in) == 0.5);
+		CHECK(a == RULECTL_SOFTEN && ctl->rung == 3);
+		/* They do not queue: it stays hard. */
+		a = cg_unit_step(&p, &u, noise, 0);
+		CHECK(rulectl_wait(&u.in) < 0.01);
+		CHECK(a == RULECTL_HOLD && ctl->rung == 0);
+		/* Soft, not yet running outside, still queueing: held. */
+		for (unsigned int k = 0; k < 2 * p.harden_hold; k++) {
+			a = cg_unit_step(&p, &u, queue, 3);
+			CHECK(a != RULECTL_HARDEN && ctl->calm == 0);
+		}
+		/* Soft, queueing no more, nothing outside: one rung harder. */
+		for (unsigned int k = 0; k < p.harden_hold; k++)
+			a = cg_unit_step(&p, &u, noise, 3);
+		CHECK(a == RULECTL_HARDEN && ctl->rung == 2 &&
+		      strstr(u.why, "no need"));
+	}
+	printf("# a unit whose tasks queue, its wait on%s\n", line);
 	mgr_done(&mgr);
 	config_free(c);
 }
@@ -3590,6 +3702,8 @@ int main(void)
 	RUN(test_cgstat, "cpu.pressure and cpu.stat parsers, deltas");
 	RUN(test_mgr_sample_cgroup,
 	    "gather: a cgroup rule's wait from cpu.pressure, fallback");
+	RUN(test_cgroup_wait_size,
+	    "a unit's wait from cpu.pressure: soften at 1, 16 and 64 CPUs");
 	RUN(test_mgr_cgroup_recreated,
 	    "a cgroup made again at its path: new preference and trigger");
 	RUN(test_ratio_decide, "per-process ratio: decide table, parsers");
