@@ -18,12 +18,13 @@
 #     room is counted per CPU), get softened to 5:4 quickly, and hardened
 #     again once others keep node 1 busy;
 #  5. an adaptive unit rule takes its tasks' wait from the unit's
-#     cgroup: cpu.pressure and cpu.stat where the kernel has PSI, else
-#     (the guest kernel has no CONFIG_PSI) its threads' schedstat, which
-#     the journal says once; either way four CPU-bound processes of the
-#     unit on node 0's CPUs soften the cgroup's cpuset.cpus.preferred.ratio,
-#     and --status names the source.  With kernel.sched_schedstats off,
-#     --status shows spills and returns as n/a, not 0;
+#     cgroup: cpu.pressure and cpu.stat where the kernel has PSI (the
+#     guest's has, kernel/config/guest.config), else its threads'
+#     schedstat, which the journal says once; either way four CPU-bound
+#     processes of the unit on node 0's CPUs soften the cgroup's
+#     cpuset.cpus.preferred.ratio, and --status names the source.  With
+#     kernel.sched_schedstats off, --status shows spills and returns as
+#     n/a, not 0;
 #  6. a unit restarted (systemctl restart: its cgroup removed and made
 #     again at the same path, with a new id) gets the preference again,
 #     not taken for someone else's value, and softaffd a new cpu.pressure
@@ -43,6 +44,11 @@
 #    seconds), and 10 s more to 5:4.  It fails if the rule stays at
 #    100:1.  Then 2 busy loops on node 1 leave the rule no room outside:
 #    one rung harder after 5 such samples; the bound is 30 s.
+#  - part 5's hogs, read from their cgroup: a task waits on each of the
+#    2 CPUs all the time, PSI's "some" is the whole interval (it counts
+#    per CPU), and the wait is some / (some + min(usage, interval)) =
+#    50%, as from the threads (33% with some / (some + usage), which
+#    could not soften a unit on 9 CPUs or more); the same 20 s bound.
 # Needs two NUMA nodes.  The guest's demo drop-ins wait in a temporary
 # directory meanwhile; everything is put back at the end.
 set -u
