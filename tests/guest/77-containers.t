@@ -17,8 +17,8 @@
 set -u
 source "${0%/*}/lib.sh"
 fails=0
+# lib.sh's nok, counting failures for the exit status; its check calls this one.
 nok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $*"; }
-check() { if (($1 == 0)); then ok "$2"; else nok "$2"; fi; }
 
 [[ -e /proc/self/soft_affinity ]] || skip_all "kernel without soft affinity"
 command -v podman >/dev/null || skip_all "podman is not installed"
