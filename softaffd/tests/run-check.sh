@@ -263,7 +263,8 @@ grep -i 'sanitizer\|runtime error' "$WORK/dlog" | sed 's/^/# /'
 stat_writer() {
 	u0=0 u1=0 u2=0 u3=0 i0=0 i1=0 i2=0 i3=0
 	while [ -f "$WORK/load" ]; do
-		set -- $(cat "$WORK/load")
+		set -- $(cat "$WORK/load" 2>/dev/null)
+		[ $# -eq 4 ] || { sleep 0.05; continue; }
 		u0=$((u0 + $1)) i0=$((i0 + 100 - $1))
 		u1=$((u1 + $2)) i1=$((i1 + 100 - $2))
 		u2=$((u2 + $3)) i2=$((i2 + 100 - $3))
@@ -274,9 +275,12 @@ stat_writer() {
 		sleep 0.05
 	done
 }
+# set_load: replace the load file whole; a shell '>' truncates first, and a
+# stat_writer reading the empty file would die on its arithmetic.
+set_load() { echo "$*" > "$WORK/load.new" && mv "$WORK/load.new" "$WORK/load"; }
 ratio() { echo "$(cat $P/sys/kernel/sched_allowed):$(cat $P/sys/kernel/sched_preferred)"; }
 
-echo "95 95 5 5" > "$WORK/load"
+set_load 95 95 5 5
 stat_writer &
 SWPID=$!
 echo 100 > "$P/sys/kernel/sched_allowed"
@@ -294,19 +298,19 @@ check "adaptive: node 0 saturated, node 1 idle -> softens to 5:4" \
 	wait_for "[ \"\$(cat $P/sys/kernel/sched_allowed):\$(cat $P/sys/kernel/sched_preferred)\" = 5:4 ]"
 check "adaptive: each change logged with its reason" \
 	grep -q 'sched_allowed:sched_preferred 100:1 -> 50:1 (soften: preferred nodes at 95% while others at 5%)' "$WORK/alog"
-echo "95 95 95 95" > "$WORK/load"
+set_load 95 95 95 95
 check "adaptive: every node busy -> hardens back to 100:1" \
 	wait_for "[ \"\$(cat $P/sys/kernel/sched_allowed):\$(cat $P/sys/kernel/sched_preferred)\" = 100:1 ]"
 check "adaptive: harden reason logged" \
 	grep -q -- '-> 100:1 (harden: all nodes busy' "$WORK/alog"
-echo "70 70 60 60" > "$WORK/load"
+set_load 70 70 60 60
 n0=$(grep -c 'sched_allowed:sched_preferred' "$WORK/alog")
 sleep 1
 n1=$(grep -c 'sched_allowed:sched_preferred' "$WORK/alog")
 check "adaptive: deadband holds still ($n0 -> $n1 changes)" test "$n0" = "$n1"
 check "adaptive: status shows per-node utilization" \
 	wait_for "'$SAN' --status --run-dir '$RUN' | grep -q '^node 0 cpus 0-1 util 70.0%'"
-echo "95 95 5 5" > "$WORK/load"
+set_load 95 95 5 5
 wait_for "[ \"\$(cat $P/sys/kernel/sched_allowed)\" != 100 ]"
 kill -TERM $APID
 wait $APID
