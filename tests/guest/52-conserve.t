@@ -25,8 +25,9 @@
 # trial (nr_migrations_soft_spill), which is how a worker reaches an
 # outside CPU here.  Until this check existed, the helper wrote each
 # worker's preference while the worker still had the sampler's one-CPU
-# mask, which lies inside P, so the kernel cleared it: every figure this
-# test printed before was of workers without soft affinity.
+# mask, which lies inside P, so the kernel (before ABI v4, which stores
+# such a request) cleared it: every figure this test printed before was
+# of workers without soft affinity.
 # Measured with the preference in effect, 40 trials (80 idle periods) each,
 # 2x2: none median 11.5 ms, p95 29.4 ms; 100:1 15.6 / 35.6 ms; 5:4 12.4 /
 # 31.4 ms.  Without patch 24: 100:1 14.6 / 36.2 ms, 5:4 15.0 / 35.5 ms: the

@@ -71,18 +71,29 @@ wait_until() {
 		sleep 0.1
 	done
 }
-soft() { cat "/proc/$1/task/${2:-$1}/soft_affinity_list" 2>/dev/null; }
+# ABI v4: softaffd writes each thread's own request (task/TID/
+# soft_affinity_list, see softaffd/affinity.c), which reads back exactly
+# as written: the rule's CPUs, or an empty line (inherit) where there is
+# none, as after softaffd's restore.  What applies is in status.
+# soft PID [TID]: the thread's own request ("" inherit, "?" unreadable)
+soft() { cat "/proc/$1/task/${2:-$1}/soft_affinity_list" 2>/dev/null || echo "?"; }
 has_soft() { [[ $(soft "$1") == "$2" ]]; }
-# every thread of PID has soft affinity WANT (and there are N of them)
+# eff PID [TID]: what applies, "Cpus_preferred_list Cpus_preferred_source"
+eff() { sed -n 's/^Cpus_preferred_list:[[:space:]]*//p; s/^Cpus_preferred_source:[[:space:]]*//p' "/proc/$1/task/${2:-$1}/status" 2>/dev/null | paste -sd' '; }
+# off PID [TID]: "[REQUEST] EFFECTIVE SOURCE"; $OFF for no request and
+# no preference at all (the hard mask, source none)
+off() { echo "[$(soft "$@")] $(eff "$@")"; }
+OFF="[] $HARD none"
+# every thread of PID has the request WANT (and there are N of them)
 threads_soft() { # PID WANT [N]
 	local t c=0
 	for t in /proc/$1/task/*; do
-		[[ $(cat "$t/soft_affinity_list" 2>/dev/null) == "$2" ]] || return 1
+		[[ $(cat "$t/soft_affinity_list" 2>/dev/null || echo "?") == "$2" ]] || return 1
 		c=$((c + 1))
 	done
 	[[ -z ${3:-} || $c == "$3" ]]
 }
-threads_desc() { local t; for t in /proc/$1/task/*; do printf '%s=%s ' "${t##*/}" "$(cat "$t/soft_affinity_list" 2>/dev/null)"; done; }
+threads_desc() { local t; for t in /proc/$1/task/*; do printf '%s=[%s] ' "${t##*/}" "$(cat "$t/soft_affinity_list" 2>/dev/null || echo "?")"; done; }
 mainpid() { systemctl show -p MainPID --value softaffd; }
 active() { [[ $(systemctl is-active softaffd) == active ]]; }
 ratio() { echo "$(cat /proc/sys/kernel/sched_allowed):$(cat /proc/sys/kernel/sched_preferred)"; }
@@ -185,11 +196,11 @@ before=$last
 spawn /tmp/softaff-demo1 600
 before1=$last
 sleep 0.3
-is "$(soft "$before")" "$HARD" "with softaffd stopped, softaff-demo0 has soft affinity off"
+is "$(off "$before")" "$OFF" "with softaffd stopped, softaff-demo0 has soft affinity off: no request of its own (inherit), the hard mask applies (source none)"
 systemctl start softaffd
 check "systemctl start softaffd: the unit is active" active
 # READY=1 comes after the first scan: no waiting here.
-is "$(soft "$before")" "$N0" "started before the daemon: softaff-demo0 has node 0 once the unit is active"
+is "$(off "$before")" "[$N0] $N0 thread" "started before the daemon: softaff-demo0 has node 0 once the unit is active (its thread's request, in effect)"
 is "$(soft "$before1")" "$N1" "started before the daemon: softaff-demo1 has CPUs 2-3 (rule demo-node1)"
 
 # ---- matching: processes started after the daemon, latency ---------------
@@ -223,7 +234,7 @@ is "$line" "ready" "16-thread process: first 8 threads up"
 check "all 8 first threads get node 0 ($N0) within 2 s" wait_until 2 threads_soft "$thr" "$N0" 8
 kill -USR1 "$thr"
 read -r -t 20 line <&$tfd
-is "$line" "later $HARD" "8 later threads created by a thread whose soft affinity was reset to $HARD"
+is "$line" "later $HARD none" "8 later threads created by a thread whose soft affinity was reset to inherit (then the hard mask applied, source none)"
 if wait_until 2 threads_soft "$thr" "$N0" 16; then
 	ok "all 16 threads, the 8 later ones included, have node 0 within 2 s"
 else
@@ -252,12 +263,12 @@ kill -9 "$old"
 # adopted process gets its mask reset, so re-adoption must write.
 spawn /tmp/softaff-demo0 600
 late=$last
-echo "$HARD" >"/proc/$before/soft_affinity_list"
+echo inherit >"/proc/$before/task/$before/soft_affinity_list"
 echo "# after kill -9: state $(systemctl is-active softaffd), MainPID $(mainpid), softaff-demo0 $late: $(soft "$late")"
 restarted() { local p; p=$(mainpid); active && [[ $p != 0 && $p != "$old" ]]; }
 check "killed with -9, systemd restarts softaffd (new MainPID)" wait_until 30 restarted
 echo "# MainPID $old -> $(mainpid), NRestarts $nr0 -> $(systemctl show -p NRestarts --value softaffd)"
-check "re-adopted: $before (reset to $HARD meanwhile) has node 0 again" has_soft "$before" "$N0"
+check "re-adopted: $before (its request reset to inherit meanwhile) has node 0 again" has_soft "$before" "$N0"
 check "re-adopted: $before1 still has $N1" has_soft "$before1" "$N1"
 check "started while the daemon was down: $late has node 0" has_soft "$late" "$N0"
 check "re-adopted: all 16 threads of $thr have node 0" threads_soft "$thr" "$N0" 16
@@ -297,15 +308,15 @@ spawn /tmp/softaff-demo0 600
 foreign=$last
 wait_until 2 has_soft "$foreign" "$N0"
 lastcpu=${N0##*[-,]}
-echo "$lastcpu" >"/proc/$foreign/soft_affinity_list"
+echo "$lastcpu" >"/proc/$foreign/task/$foreign/soft_affinity_list"
 check "every managed process has its mask before the stop" eval \
 	'has_soft $before $N0 && has_soft $before1 $N1 && has_soft $late $N0 && threads_soft $thr $N0 16'
 systemctl stop softaffd
 is "$(systemctl is-active softaffd)" "inactive" "systemctl stop softaffd"
-is "$(soft "$before") $(soft "$before1") $(soft "$late")" "$HARD $HARD $HARD" \
-	"restore_on_exit: demo0, demo1 and the one started during the restart are back to the hard mask"
-if threads_soft "$thr" "$HARD" 16; then
-	ok "restore_on_exit: all 16 threads back to the hard mask"
+is "$(off "$before"); $(off "$before1"); $(off "$late")" "$OFF; $OFF; $OFF" \
+	"restore_on_exit: demo0, demo1 and the one started during the restart are back to inherit (the hard mask, source none)"
+if threads_soft "$thr" "" 16; then
+	ok "restore_on_exit: all 16 threads back to inherit"
 else
 	nok "restore_on_exit: threads $(threads_desc "$thr")"
 fi
@@ -340,7 +351,7 @@ jmark
 systemctl reload softaffd
 check "reload: same MainPID, still active" eval '[[ $(mainpid) == $old ]] && active'
 check "reload: changed rule r-a (cpus 1) re-targets demo0 to 1" wait_until 5 has_soft "$before" 1
-check "reload: removed rule r-b: demo1 back to the hard mask $HARD" wait_until 5 has_soft "$before1" "$HARD"
+check "reload: removed rule r-b: demo1 back to inherit (no request of its own)" wait_until 5 has_soft "$before1" ""
 check "journal: demo1 leaves rule 'r-b' (rule removed)" wait_until 5 jhas "pid $before1 .*leaves rule 'r-b' \(rule removed\)"
 check "reload: unchanged rule 'threads' keeps its 16 threads on node 0" threads_soft "$thr" "$N0" 16
 check "journal: nothing leaves the unchanged rule 'threads'" eval '! jhas "leaves rule .threads."'
@@ -362,14 +373,14 @@ echo "# systemctl reload with a broken config: exit $rc"
 check "journal names the bad line: $CONF:4:" wait_until 5 jhas "$CONF:4:"
 jnew | diag
 check "broken reload: daemon still running, same MainPID $old" eval '[[ $(mainpid) == $old ]] && active'
-check "broken reload: demo0 keeps the old rule's 1, demo1 stays $HARD" eval 'has_soft $before 1 && has_soft $before1 $HARD'
+check "broken reload: demo0 keeps the old rule's 1, demo1 stays inherit" eval 'has_soft $before 1 && has_soft $before1 ""'
 spawn /tmp/softaff-demo0 600
 new0=$last
 check "broken reload: old rules still apply to a new demo0 (cpus 1)" wait_until 2 has_soft "$new0" 1
 spawn /tmp/softaff-demo1 600
 new1=$last
 sleep 1
-is "$(soft "$new1")" "$HARD" "broken reload: the broken file's rule is not applied to a new demo1"
+is "$(off "$new1")" "$OFF" "broken reload: the broken file's rule is not applied to a new demo1"
 kill "$new0" "$new1"
 cp "$W/good.conf" "$CONF"
 

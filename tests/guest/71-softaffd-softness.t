@@ -2,15 +2,16 @@
 # 71-softaffd-softness.t: softaffd's per-rule softness (issue #16) as the
 # systemd service in the guest:
 #  1. fixed, strict and adaptive softness through each process's own
-#     /proc/PID/soft_affinity_ratio, the sysctls left alone, and put back
-#     to "default" on stop;
+#     /proc/PID/soft_affinity_ratio (the process level: what applies to
+#     its threads is Cpus_preferred_ratio in status, source "process"),
+#     the sysctls left alone, and put back to inherit on stop;
 #  2. drop-ins in /etc/softaffd.d: read after the main file, checked by
 #     softaffd -t, a duplicate rule name refused naming both file:line;
 #  3. the unit key on a transient service (systemd-run): with AllowedCPUs=
 #     the rule is one write to the unit's cgroup (cpuset.cpus.preferred and
 #     .ratio; the tasks show Cpus_preferred_source: cgroup), restored on
 #     stop; in a slice without the cpuset controller it falls back to the
-#     threads and says so in the journal;
+#     threads (source thread) and says so in the journal;
 #  4. the control law: a communicating pair (perf bench sched pipe, two
 #     processes ping-ponging over pipes) preferring node 0 stays hard;
 #     four CPU-bound processes under one rule, hard-pinned to node 0 while
@@ -110,9 +111,24 @@ wait_until() { # SECONDS CMD...
 spawn() { "$@" >/dev/null 2>&1 & last=$!; pids+=("$last"); }
 mainpid() { systemctl show -p MainPID --value softaffd; }
 active() { [[ $(systemctl is-active softaffd) == active ]]; }
-ratio_of() { cat "/proc/$1/soft_affinity_ratio" 2>/dev/null; }
+# ABI v4: the soft_affinity* files read the request at their level,
+# exactly as written ("" inherit, "none", or the value); what applies is in
+# status.  softaffd writes a rule's ratio at the process level
+# (/proc/PID/soft_affinity_ratio) and its CPUs at each thread's
+# (task/TID/soft_affinity_list), see softaffd/manager.c and affinity.c.
+# status_of PID[/task/TID] FIELD
+status_of() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" 2>/dev/null; }
+# ratio_of PID: "[PROCESS REQUEST] RATIO SOURCE", the process's own ratio
+# request and the ratio in force for its first thread, e.g. "[20:1] 20:1
+# process", "[] 100:1 default"
+ratio_of() {
+	echo "[$(cat "/proc/$1/soft_affinity_ratio" 2>/dev/null || echo "?")] $(status_of "$1" Cpus_preferred_ratio) $(status_of "$1" Cpus_preferred_ratio_source)"
+}
 has_ratio() { [[ $(ratio_of "$1") == "$2" ]]; }
-soft() { cat "/proc/$1/soft_affinity_list" 2>/dev/null; }
+# soft PID: the request of its first thread, where softaffd writes CPUs
+soft() { cat "/proc/$1/task/$1/soft_affinity_list" 2>/dev/null || echo "?"; }
+# eff PID: the CPUs that apply to its first thread (Cpus_preferred_list)
+eff() { status_of "$1" Cpus_preferred_list; }
 sysratio() { echo "$(cat /proc/sys/kernel/sched_allowed):$(cat /proc/sys/kernel/sched_preferred)"; }
 jmark() { jstart=$(journalctl -u softaffd -o cat --no-pager -q | wc -l); }
 jnew() { journalctl -u softaffd -o cat --no-pager -q | tail -n +$((jstart + 1)); }
@@ -139,12 +155,13 @@ spawn /tmp/sa71-strict 600
 ps_=$last
 spawn /tmp/sa71-adapt 600
 pa=$last
-check "softness = \"20:1\": the process's own ratio 20:1" wait_until 5 has_ratio "$pf" "20:1 task"
-check "softness = \"strict\": 10000:1" wait_until 5 has_ratio "$ps_" "10000:1 task"
-check "softness adaptive (the default): starts hard, 100:1, as the process's own" wait_until 5 has_ratio "$pa" "100:1 task"
-is "$(soft "$pf")" "$N0" "the preferred CPUs are set as before"
+check "softness = \"20:1\": the process's own ratio 20:1, in force" wait_until 5 has_ratio "$pf" "[20:1] 20:1 process"
+check "softness = \"strict\": 10000:1" wait_until 5 has_ratio "$ps_" "[10000:1] 10000:1 process"
+check "softness adaptive (the default): starts hard, 100:1, as the process's own" wait_until 5 has_ratio "$pa" "[100:1] 100:1 process"
+is "$(soft "$pf") $(eff "$pf")" "$N0 $N0" "the preferred CPUs are set as before (its thread's request, in effect)"
 tid=$(ls "/proc/$pf/task" | head -1)
-is "$(cat "/proc/$pf/task/$tid/soft_affinity_ratio" 2>/dev/null)" "20:1 task" "its thread follows the process's ratio"
+is "[$(cat "/proc/$pf/task/$tid/soft_affinity_ratio" 2>/dev/null || echo "?")] $(status_of "$pf/task/$tid" Cpus_preferred_ratio) $(status_of "$pf/task/$tid" Cpus_preferred_ratio_source)" \
+	"[] 20:1 process" "its thread, with no ratio of its own (inherit), follows the process's ratio"
 is "$(sysratio)" "$sys0" "the global sysctls are left alone"
 listed() { softaffd --status 2>/dev/null | grep -q "^rule $1 .* pids.* $2\b"; }
 wait_until 5 eval 'listed fixed $pf && listed strict $ps_ && listed adapt $pa'
@@ -179,16 +196,16 @@ check "--explain: the rule before says why not, the matching one says so" \
 	eval 'grep -q "^rule .fixed. (/etc/softaffd.conf:2): no: comm \"sa71-strict\" does not match \"sa71-fixed\"" <<<"$ex" &&
 	      grep -q "^rule .strict. (/etc/softaffd.conf:3): MATCHES" <<<"$ex"'
 check "--explain: what is applied, and that the daemon manages it" \
-	eval 'grep -q "^applied now: preferred CPUs $N0 (source task), ratio 10000:1 task" <<<"$ex" &&
+	eval 'grep -q "^applied now: preferred CPUs $N0 (source thread), ratio 10000:1 (source process)" <<<"$ex" &&
 	      grep -q "manages it under rule .strict." <<<"$ex"'
 ex=$(softaffd --explain $$ 2>&1)
 check "--explain of a process no rule matches: 'no rule matches', a reason per rule" \
 	eval 'grep -qx "no rule matches" <<<"$ex" && [[ $(grep -c "^rule .*: no: comm" <<<"$ex") == 3 ]]'
 echo 7:1 >"/proc/$pa/soft_affinity_ratio"
 systemctl stop softaffd
-is "$(ratio_of "$pf")" "$sys0 default" "stop: the fixed rule's process is back to the default ratio"
-is "$(ratio_of "$ps_")" "$sys0 default" "stop: the strict one too"
-is "$(ratio_of "$pa")" "7:1 task" "stop: a ratio set by hand after softaffd is left alone"
+is "$(ratio_of "$pf")" "[] $sys0 default" "stop: the fixed rule's process is back to inherit, the default ratio in force"
+is "$(ratio_of "$ps_")" "[] $sys0 default" "stop: the strict one too"
+is "$(ratio_of "$pa")" "[7:1] 7:1 process" "stop: a ratio set by hand after softaffd is left alone"
 kill "$pf" "$ps_" "$pa"
 
 # ---- 2. drop-ins ------------------------------------------------------------
@@ -203,7 +220,7 @@ check "softaffd -t reads the drop-in (rc $rc)" eval '((rc == 0)) && grep -q "con
 systemctl start softaffd
 spawn /tmp/sa71-drop 600
 pd=$last
-check "the drop-in's rule applies: CPUs $N1, ratio 5:4" wait_until 5 eval 'has_ratio $pd "5:4 task" && [[ $(soft $pd) == $N1 ]]'
+check "the drop-in's rule applies: CPUs $N1, ratio 5:4" wait_until 5 eval 'has_ratio $pd "[5:4] 5:4 process" && [[ $(soft $pd) == $N1 ]]'
 cat >"$DROPINS/20-dup.conf" <<EOF
 # the same name as in 10-drop.conf
 rules = (
@@ -243,7 +260,7 @@ systemctl start softaffd
 if [[ ! -e $cgp/cpuset.cpus.preferred ]]; then
 	check "no cpuset controller for the unit: falls back to the threads ($N1)" wait_until 5 eval '[[ $(soft $pp) == $N1 ]]'
 	check "... and says so once in the journal" wait_until 5 jhas "rule 'svc': cannot set the preference of cgroup .*sa71-plain.service .*setting each process's threads instead"
-	is "$(sed -n 's/^Cpus_preferred_source:[[:space:]]*//p' /proc/$pp/status)" "task" "... so the source is the task"
+	is "$(status_of "$pp" Cpus_preferred_source)" "thread" "... so the source is the thread"
 else
 	nok "sa71nocpuset.slice has the cpuset controller: cannot test the fallback"
 fi
@@ -256,20 +273,21 @@ cg=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/$svc/cgroup)
 echo "# sa71-svc: pid $svc in $cg"
 before_mask=$(cat "$cg/cpuset.cpus.preferred" 2>&1)
 before_ratio=$(cat "$cg/cpuset.cpus.preferred.ratio" 2>&1)
+echo "# $cg before softaffd: cpuset.cpus.preferred [$before_mask], .ratio [$before_ratio]"
 systemctl start softaffd
 check "unit rule: the unit's cgroup prefers $N1" wait_until 5 eval '[[ $(cat $cg/cpuset.cpus.preferred) == $N1 ]]'
 is "$(cat "$cg/cpuset.cpus.preferred.ratio")" "5:4" "unit rule: the cgroup's ratio is the rule's softness"
-is "$(sed -n 's/^Cpus_preferred_source:[[:space:]]*//p' /proc/$svc/status)" "cgroup" "the service's task follows its cgroup, not a write of its own"
-is "$(soft "$svc")" "$N1" "... and prefers $N1"
-is "$(ratio_of "$svc")" "5:4 cgroup" "... at 5:4 from the cgroup"
+is "$(status_of "$svc" Cpus_preferred_source)" "cgroup" "the service's task follows its cgroup, not a write of its own"
+is "[$(soft "$svc")] $(eff "$svc")" "[] $N1" "... and prefers $N1 (no request of its own)"
+is "$(ratio_of "$svc")" "[] 5:4 cgroup" "... at 5:4 from the cgroup (no ratio of its process's own)"
 st=$(softaffd --status 2>&1)
 check "--status: the unit rule acts via its cgroup" grep -q "^softness svc 5:4 fixed via cgroup" <<<"$st"
 # a process of the unit that renames itself still matches (unit, not comm)
 systemd-run -q --unit=sa71-svc2 -p AllowedCPUs=0-$(($(nproc --all) - 1)) /bin/bash -c 'exec -a renamed /bin/sleep 600'
 svc2=$(systemctl show -p MainPID --value sa71-svc2)
-check "a second instance of the unit glob: its cgroup too" wait_until 5 eval '[[ $(soft $svc2) == $N1 ]]'
+check "a second instance of the unit glob: its cgroup too" wait_until 5 eval '[[ $(eff $svc2) == $N1 && $(status_of $svc2 Cpus_preferred_source) == cgroup ]]'
 systemctl stop softaffd
-is "$(cat "$cg/cpuset.cpus.preferred") $(cat "$cg/cpuset.cpus.preferred.ratio")" "$before_mask $before_ratio" \
+is "[$(cat "$cg/cpuset.cpus.preferred")] [$(cat "$cg/cpuset.cpus.preferred.ratio")]" "[$before_mask] [$before_ratio]" \
 	"stop: the cgroup gets back what it had"
 systemctl stop sa71-svc sa71-svc2
 
@@ -344,7 +362,7 @@ fi
 softness hog | diag
 check "journal: the softening says why (the tasks wait, CPUs idle outside)" wait_until 3 jhas "rule 'hog': softness 100:1 -> [0-9]+:[0-9]+ \(soften: tasks wait"
 check "softening is quick: the softest, 5:4, within 10 s more" wait_until 10 eval '[[ $(rule_ratio hog) == 5:4 ]]'
-check "the hogs' processes have the rule's ratio as their own" eval 'has_ratio ${hogs[0]} "5:4 task"'
+check "the hogs' processes have the rule's ratio as their own" eval 'has_ratio ${hogs[0]} "[5:4] 5:4 process"'
 # Others take the CPUs outside: 2 busy loops pinned to node 1, no rule.
 kill "${queued[@]}" 2>/dev/null
 taskset -p -c "0-$(($(nproc) - 1))" $$ >/dev/null
@@ -382,7 +400,8 @@ jmark
 systemctl start softaffd
 check "unit rule: the hogs' cgroup prefers $N0" wait_until 10 eval '[[ $(cat $hcg/cpuset.cpus.preferred 2>/dev/null) == $N0 ]]'
 cgratio() { cat "$hcg/cpuset.cpus.preferred.ratio" 2>/dev/null; }
-cgsofter() { local r; r=$(cgratio); [[ -n $r && $r != 100:1 && $r != default ]]; }
+# An A:P other than 100:1 ("" is inherit, not a ratio of its own).
+cgsofter() { local r; r=$(cgratio); [[ $r =~ ^[0-9]+:[0-9]+$ && $r != 100:1 ]]; }
 if [[ -e $hcg/cpu.pressure ]]; then src=cpu.pressure; else src=schedstat; fi
 t0=$(now_ms)
 if wait_until 20 cgsofter; then

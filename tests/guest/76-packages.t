@@ -119,12 +119,16 @@ rules = ( { name = "pkg"; comm = "sa76-demo"; nodes = [1]; } );
 CONF
 systemctl reload softaffd
 cp /bin/sleep /tmp/sa76-demo
+# softaffd writes each thread's own request (ABI v4: task/TID/
+# soft_affinity_list reads it back as written; /proc/PID/soft_affinity_list
+# is the process's, which it leaves alone).
+req() { cat "/proc/$1/task/$1/soft_affinity_list" 2>/dev/null || echo "?"; }
 /tmp/sa76-demo 1000 &
 d1=$!
 pids+=("$d1")
-wait_until 10 test "$(cat /proc/$d1/soft_affinity_list)" = "$N1"
-is "$(cat /proc/$d1/soft_affinity_list)" "$N1" "a rule in /etc/softaffd.conf is applied after reload"
-is "$(softaff -p -c "$d1" | head -1)" "pid $d1's current preferred list: $N1 (task)" \
+wait_until 10 test "$(req $d1)" = "$N1"
+is "$(req $d1)" "$N1" "a rule in /etc/softaffd.conf is applied after reload"
+is "$(softaff -p -c "$d1" | head -1)" "pid $d1's current preferred list: $N1 (thread)" \
 	"softaff from the package shows it"
 systemctl restart softaffd
 wait_until 20 test "$(systemctl is-active softaffd)" = active
@@ -134,8 +138,8 @@ is "$? $(systemctl is-active softaffd)" "0 active" "systemctl restart: a new dae
 /tmp/sa76-demo 1000 &
 d2=$!
 pids+=("$d2")
-wait_until 10 test "$(cat /proc/$d2/soft_affinity_list)" = "$N1"
-is "$(cat /proc/$d2/soft_affinity_list) $(cat /proc/$d1/soft_affinity_list)" "$N1 $N1" \
+wait_until 10 test "$(req $d2)" = "$N1"
+is "$(req $d2) $(req $d1)" "$N1 $N1" \
 	"after the restart: a new process gets the rule, the old one keeps it"
 kill "$d1" "$d2"
 

@@ -92,8 +92,10 @@ if [[ -n $pid && -d /proc/$pid ]]; then
 		[[ $got == "$N1 cgroup" ]] || { bad=1; echo "# thread $t: $got"; }
 	done
 	check "$bad" "all $(wc -w <<<"$tids") threads prefer node 1 ($N1) through their cgroup"
-	ratio=$(cat "/proc/$pid/soft_affinity_ratio")
-	check "$([[ $ratio == "100:1 cgroup" ]]; echo $?)" "the softness comes from the annotation (got '$ratio')"
+	# The ratio in force (status) and its source; the process has no ratio
+	# of its own (its soft_affinity_ratio, the process's request, inherits).
+	ratio="$(status "$pid" Cpus_preferred_ratio) $(status "$pid" Cpus_preferred_ratio_source) [$(cat "/proc/$pid/soft_affinity_ratio")]"
+	check "$([[ $ratio == "100:1 cgroup []" ]]; echo $?)" "the softness comes from the annotation, through the cgroup (got '$ratio')"
 
 	# Where the spinners run: one sample every 100 ms for 4 s.
 	in=0 all=0
@@ -165,7 +167,8 @@ refused "a path as a value" "softaff-oci-hook: io.softaff.cpus" io.softaff.cpus=
 # in a mount namespace where /proc/sys/kernel is a copy without them.
 mkdir -p "$work/kernel"
 for f in /proc/sys/kernel/*; do
-	[[ -f $f && -r $f && ${f##*/} != sched_allowed && ${f##*/} != sched_preferred ]] || continue
+	[[ -f $f && -r $f && ${f##*/} != sched_allowed && ${f##*/} != sched_preferred &&
+		${f##*/} != sched_soft_affinity_ratio ]] || continue
 	cat "$f" >"$work/kernel/${f##*/}" 2>/dev/null
 done
 since=$(date '+%Y-%m-%d %H:%M:%S')

@@ -142,11 +142,12 @@ static void *worker_main(void *arg)
 
 	w->tid = (pid_t)syscall(SYS_gettid);
 	/*
-	 * Every CPU first, not the sampler's mask the worker inherits: a
-	 * preference written while the hard mask lies inside it is no
-	 * preference (the kernel clears it), and the conserve sampler runs on
-	 * one preferred CPU.  Pinned to the preferred CPUs afterwards, the
-	 * worker keeps its preference as a request until it is unpinned.
+	 * Every CPU first, not the sampler's mask the worker inherits (the
+	 * conserve sampler runs on one preferred CPU): a request that covers
+	 * the hard mask is stored (ABI v4) but not in effect, and
+	 * softaff_set_soft_self() wants it in effect.  Pinned to the
+	 * preferred CPUs afterwards, the worker keeps its preference as a
+	 * request until it is unpinned.
 	 */
 	if (sched_setaffinity(0, sizeof(all_cpus), &all_cpus))
 		die("sched_setaffinity (all CPUs)");

@@ -1,43 +1,52 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * softaff_fuzz: random writes to the soft affinity procfs files and the
- * two sysctls, checking the errno, that a refused write changed nothing and
- * that an accepted one stored what the model of issue #13 says.
+ * three sysctls, checking the errno, that a refused write changed nothing
+ * and that an accepted one stored what the model of abi-v4 (issue #24)
+ * says.
  *
  *   /proc/self/task/TID/soft_affinity{,_list}   one thread's request (of two)
  *   /proc/self/soft_affinity{,_list}            the process's request
  *   /proc/self/task/TID/soft_affinity_ratio     one thread's ratio
  *   /proc/self/soft_affinity_ratio              the process's ratio
- *   /proc/sys/kernel/sched_{preferred,allowed}
+ *   /proc/sys/kernel/sched_{preferred,allowed,soft_affinity_ratio}
  *
- * The model: a thread's own request and its process's are kept apart; the
- * one written last is in force (masks and ratios each on their own).  A
- * thread reads request & hard mask, or its hard mask when there is no
- * request or they are disjoint (the second thread has a narrower hard
- * mask, so process requests outside it are stored and show as its hard
- * mask).  A ratio reads "A:P task", or "A:P default" with the sysctls'
- * values when no request is in force.
+ * The model: each level (thread, process) is, for the mask and for the
+ * ratio apart, in one of three states: inherit ("", "\n", "inherit"),
+ * none ("none") or set (a mask, a list, "A:P").  A request file reads the
+ * request at its level, exactly as written: "", "none" or the value.  What
+ * applies to a thread (its status lines) is decided by the first level not
+ * in inherit, thread before process (the cgroup of this process sets
+ * nothing): a mask gives Cpus_preferred = mask & hard mask, or the hard
+ * mask when they are disjoint (the second thread has a narrower hard mask,
+ * so process requests outside it or covering it are stored and show as
+ * its hard mask), with Cpus_preferred_source thread or process; none or no
+ * level gives the hard mask and source none.  A ratio gives
+ * Cpus_preferred_ratio A:P with Cpus_preferred_ratio_source thread or
+ * process; none or no level gives the sysctls' ratio, source default.
+ * kernel.sched_soft_affinity_ratio always reads sched_allowed:sched_preferred.
  *
  * Inputs: random bytes, random strings over the masks' alphabet, mutations
- * of valid values, lengths 0, PAGE_SIZE +- 1 and up to 1 MiB, embedded
- * NULs, with and without a newline, pwrite() at an offset and a value split
- * over two write()s.  Checks after every write:
+ * of valid values (the words included), lengths 0, PAGE_SIZE +- 1 and up
+ * to 1 MiB, embedded NULs, with and without a newline, pwrite() at an
+ * offset and a value split over two write()s.  Checks after every write:
  *
  *   refused  errno is EINVAL (the only one documented for root on a live
  *            task or a sysctl; ESPIPE for pwrite() on the soft_affinity
- *            files, which are seq_files) and every mask / value is as
- *            before;
- *   accepted the whole count was consumed (procfs), the mask is not empty
- *            and lies within the hard mask, every thread reads what the
- *            model gives (a clean known input: its value; an odd spelling
- *            the kernel took: what the leader or the written thread now
- *            reads, which the other thread must then agree with); a ratio
- *            is "A:P task" with both in 1..10000; a sysctl stays within
- *            1..10000 and, if it changed,
- *            to the number the input starts with (base 0, as
- *            proc_dointvec: "065" is 53), never on a write at an offset.
- *   always   every thread reads what the model gives: the thread that
- *            was not written is unchanged, a ratio write leaves the masks
+ *            files, which are seq_files) and nothing changed: no request
+ *            file, status line or sysctl;
+ *   accepted the whole count was consumed (procfs); a clean known input
+ *            is stored as written (its level reads it back exactly); an
+ *            odd spelling the kernel took is taken into the model as the
+ *            level now reads it, which must be "", "none" or a valid value;
+ *            a 0-byte write that is accepted leaves the level in inherit;
+ *            a sysctl stays within 1..10000 and, if it changed, to the
+ *            number the input starts with (base 0, as proc_dointvec: "065"
+ *            is 53), never on a write at an offset; the ratio sysctl reads
+ *            A:P, a known value exactly.
+ *   always   every request file reads what the model holds and every
+ *            thread's status what the model decides: the thread that was
+ *            not written is unchanged, a ratio write leaves the masks
  *            alone and a mask write the ratios.
  *
  * Runs as root in the guest; softaffd must not be running (it writes the
@@ -65,14 +74,19 @@
 
 enum {
 	F_TID, F_TID_LIST, F_PROC, F_PROC_LIST, F_TID_RATIO, F_PROC_RATIO,
-	F_PREF, F_ALLOWED, F_NR
+	F_PREF, F_ALLOWED, F_RATIO_SYSCTL, F_NR
 };
 
 static const char *const fnames[F_NR] = {
 	"task/TID/soft_affinity", "task/TID/soft_affinity_list",
 	"soft_affinity", "soft_affinity_list",
 	"task/TID/soft_affinity_ratio", "soft_affinity_ratio",
-	"sched_preferred", "sched_allowed",
+	"sched_preferred", "sched_allowed", "sched_soft_affinity_ratio",
+};
+
+static const char *const sysctl_paths[3] = {
+	"/proc/sys/kernel/sched_preferred", "/proc/sys/kernel/sched_allowed",
+	"/proc/sys/kernel/sched_soft_affinity_ratio",
 };
 
 static bool is_ratio(int f)
@@ -85,29 +99,32 @@ static bool is_mask(int f)
 	return f < F_TID_RATIO;
 }
 
+static bool is_list(int f)
+{
+	return f == F_TID_LIST || f == F_PROC_LIST;
+}
+
 static bool is_proc(int f)	/* a process-level file */
 {
 	return f == F_PROC || f == F_PROC_LIST || f == F_PROC_RATIO;
 }
 
-/*
- * The model.  A request: a mask (0 = none) or a ratio (a = 0: none), and
- * when it was written.  Thread t's request is in force if written after
- * the process's.
- */
-struct req {
+static bool is_sysctl(int f)
+{
+	return f >= F_PREF;
+}
+
+/* The model: each level's state, mask and ratio. */
+enum { S_INHERIT, S_NONE, S_SET };
+
+struct level {
+	int mstate;
 	uint64_t mask;
-	unsigned long seq;
-};
-
-struct rreq {
+	int rstate;
 	unsigned int a, p;
-	unsigned long seq;
 };
 
-static struct req m_thr[2], m_proc;
-static struct rreq r_thr[2], r_proc;
-static unsigned long seq_now;
+static struct level m_thr[2], m_proc;
 
 static uint64_t seed_state;
 static int ncpus;
@@ -140,29 +157,69 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
+/* A small file without its trailing newline; "" and -errno on failure. */
 static int read_str(const char *path, char *out, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
+	out[0] = '\0';
 	if (fd < 0)
 		return -errno;
 	n = read(fd, out, len - 1);
 	close(fd);
-	if (n < 0)
+	if (n < 0) {
+		out[0] = '\0';
 		return -errno;
+	}
 	out[n] = '\0';
+	out[strcspn(out, "\n")] = '\0';
 	return 0;
 }
 
+/* A request file of thread t (t >= 0) or of the process (t < 0). */
+static int read_req(int t, const char *file, char *out, size_t len)
+{
+	char path[96];
+
+	if (t >= 0)
+		snprintf(path, sizeof(path), "/proc/self/task/%d/%s", tids[t], file);
+	else
+		snprintf(path, sizeof(path), "/proc/self/%s", file);
+	return read_str(path, out, len);
+}
+
+/* A line of thread t's status, without the newline ("" if absent). */
+static const char *status_of(int t, const char *key, char *out, size_t len)
+{
+	char path[96], line[512];
+	size_t klen = strlen(key);
+	FILE *f;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tids[t]);
+	f = fopen(path, "re");
+	if (!f)
+		return out;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) || line[klen] != ':')
+			continue;
+		snprintf(out, len, "%s", line + klen + 1 + strspn(line + klen + 1, " \t"));
+		out[strcspn(out, "\n")] = '\0';
+		break;
+	}
+	fclose(f);
+	return out;
+}
+
+/* Thread t's effective preferred CPUs (Cpus_preferred_list); ~0 if unreadable. */
 static uint64_t soft_of(int t)
 {
-	char path[96], s[128];
+	char s[256];
 	uint64_t m = 0;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/soft_affinity_list",
-		 tids[t]);
-	if (read_str(path, s, sizeof(s)) || softaff_parse_cpulist64(s, &m))
+	status_of(t, "Cpus_preferred_list", s, sizeof(s));
+	if (!*s || softaff_parse_cpulist64(s, &m))
 		return ~0ULL;
 	return m;
 }
@@ -181,63 +238,156 @@ static uint64_t hard_of(int t)
 	return m;
 }
 
-/* Thread t's soft_affinity_ratio, without the newline ("" if unreadable). */
-static const char *ratio_of(int t, char *out, size_t len)
+static long sysctl_of(int f)
 {
-	char path[96];
+	char s[64];
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/soft_affinity_ratio",
-		 tids[t]);
-	if (read_str(path, out, len))
+	if (read_str(sysctl_paths[f - F_PREF], s, sizeof(s)))
+		return -1;
+	return strtol(s, NULL, 10);
+}
+
+static size_t fmt_list(uint64_t m, char *s)
+{
+	size_t o = 0;
+	int i, j;
+
+	s[0] = '\0';
+	for (i = 0; i < 64; i = j + 1) {
+		j = i;
+		if (!(m & (1ULL << i)))
+			continue;
+		while (j + 1 < 64 && (m & (1ULL << (j + 1))))
+			j++;
+		o += (size_t)sprintf(s + o, o ? ",%d" : "%d", i);
+		if (j > i)
+			o += (size_t)sprintf(s + o, "-%d", j);
+	}
+	return o;
+}
+
+/* A kernel hex mask ("f", "00000000,0000000f"); -1 if it is not one. */
+static int parse_hex(const char *s, uint64_t *mask)
+{
+	uint64_t m = 0;
+	int digits = 0;
+
+	for (; *s; s++) {
+		if (*s == ',')
+			continue;
+		if (!isxdigit((unsigned char)*s) || isupper((unsigned char)*s))
+			return -1;
+		if (m >> 60)
+			return -1;
+		m = (m << 4) | (uint64_t)(isdigit((unsigned char)*s) ? *s - '0' : *s - 'a' + 10);
+		digits++;
+	}
+	if (!digits)
+		return -1;
+	*mask = m;
+	return 0;
+}
+
+/* What a level's mask request files must read: "", "none" or the list. */
+static void want_mreq(const struct level *l, char *out)
+{
+	if (l->mstate == S_INHERIT)
 		out[0] = '\0';
-	out[strcspn(out, "\n")] = '\0';
-	return out;
+	else if (l->mstate == S_NONE)
+		strcpy(out, "none");
+	else
+		fmt_list(l->mask, out);
 }
 
-static long sysctl_of(int f);
-
-/* What the model says thread t reads. */
-static uint64_t want_mask(int t, uint64_t hard)
+static void want_rreq(const struct level *l, char *out, size_t len)
 {
-	uint64_t req = m_thr[t].seq > m_proc.seq ? m_thr[t].mask : m_proc.mask;
-
-	return (req & hard) ? req & hard : hard;
+	if (l->rstate == S_INHERIT)
+		out[0] = '\0';
+	else if (l->rstate == S_NONE)
+		snprintf(out, len, "none");
+	else
+		snprintf(out, len, "%u:%u", l->a, l->p);
 }
 
+/* What thread t's status must show: Cpus_preferred_list, its source. */
+static uint64_t want_mask(int t, uint64_t hard, const char **src)
+{
+	const struct level *l = m_thr[t].mstate != S_INHERIT ? &m_thr[t] : &m_proc;
+
+	if (l->mstate != S_SET) {
+		*src = "none";
+		return hard;
+	}
+	*src = l == &m_proc ? "process" : "thread";
+	return (l->mask & hard) ? l->mask & hard : hard;
+}
+
+/* ... and Cpus_preferred_ratio, Cpus_preferred_ratio_source as "A:P SOURCE". */
 static void want_ratio(int t, char *out, size_t len)
 {
-	const struct rreq *r = r_thr[t].seq > r_proc.seq ? &r_thr[t] : &r_proc;
+	const struct level *l = m_thr[t].rstate != S_INHERIT ? &m_thr[t] : &m_proc;
 
-	if (r->a)
-		snprintf(out, len, "%u:%u task", r->a, r->p);
+	if (l->rstate == S_SET)
+		snprintf(out, len, "%u:%u %s", l->a, l->p,
+			 l == &m_proc ? "process" : "thread");
 	else
 		snprintf(out, len, "%ld:%ld default", sysctl_of(F_ALLOWED),
 			 sysctl_of(F_PREF));
 }
 
-/* "A:P task" -> a, p (1..10000 each); "...default" -> a = 0; -1 if neither. */
-static int parse_ratio_read(const char *s, unsigned int *a, unsigned int *p)
+static void got_ratio(int t, char *out, size_t len)
 {
-	char src[16];
+	char r[64], s[64];
 
-	if (sscanf(s, "%u:%u %15s", a, p, src) != 3 || *a < 1 || *a > 10000 ||
-	    *p < 1 || *p > 10000)
-		return -1;
-	if (!strcmp(src, "default")) {
-		*a = *p = 0;
-		return 0;
-	}
-	return strcmp(src, "task") ? -1 : 0;
+	status_of(t, "Cpus_preferred_ratio", r, sizeof(r));
+	status_of(t, "Cpus_preferred_ratio_source", s, sizeof(s));
+	snprintf(out, len, "%s %s", r, s);
 }
 
-static long sysctl_of(int f)
+/*
+ * A mask request as read from the list file into a level: 0, or -1 if it
+ * is none of "", "none", a non-empty list within the possible CPUs.
+ */
+static int parse_mreq(const char *s, struct level *l)
 {
-	char s[64];
+	uint64_t m;
 
-	if (read_str(f == F_PREF ? "/proc/sys/kernel/sched_preferred" :
-				   "/proc/sys/kernel/sched_allowed", s, sizeof(s)))
+	if (!*s) {
+		l->mstate = S_INHERIT;
+		return 0;
+	}
+	if (!strcmp(s, "none")) {
+		l->mstate = S_NONE;
+		return 0;
+	}
+	if (softaff_parse_cpulist64(s, &m) || !m || (m & ~all_mask))
 		return -1;
-	return strtol(s, NULL, 10);
+	l->mstate = S_SET;
+	l->mask = m;
+	return 0;
+}
+
+/* "" / "none" / "A:P" with both in 1..10000; -1 otherwise. */
+static int parse_rreq(const char *s, struct level *l)
+{
+	unsigned int a, p;
+	char end;
+
+	if (!*s) {
+		l->rstate = S_INHERIT;
+		return 0;
+	}
+	if (!strcmp(s, "none")) {
+		l->rstate = S_NONE;
+		return 0;
+	}
+	if (sscanf(s, "%u:%u%c", &a, &p, &end) != 2 || a < 1 || a > 10000 ||
+	    p < 1 || p > 10000 || !isdigit((unsigned char)s[0]))
+		return -1;
+	l->rstate = S_SET;
+	l->a = a;
+	l->p = p;
+	return 0;
 }
 
 static void fail(const char *fmt, ...)
@@ -277,10 +427,57 @@ static const char *show(const char *s, size_t len)
 	return out;
 }
 
+/*
+ * Everything a refused write must leave alone, as one string: both
+ * threads' and the process's request files, both threads' Cpus_preferred*
+ * status lines and the three sysctls.
+ */
+static void snapshot(char *out, size_t len)
+{
+	static const char *const files[] = {
+		"soft_affinity", "soft_affinity_list", "soft_affinity_ratio",
+	};
+	static const char *const keys[] = {
+		"Cpus_preferred", "Cpus_preferred_list", "Cpus_preferred_source",
+		"Cpus_preferred_ratio", "Cpus_preferred_ratio_source",
+	};
+	char s[256];
+	size_t o = 0;
+	int t, i;
+
+	out[0] = '\0';
+	for (t = -1; t < 2; t++) {
+		for (i = 0; i < 3; i++) {
+			if (read_req(t, files[i], s, sizeof(s)))
+				snprintf(s, sizeof(s), "(unreadable)");
+			o += (size_t)snprintf(out + o, len - o, "%d/%s=\"%s\" ", t,
+					      files[i], s);
+			if (o >= len)
+				return;
+		}
+		if (t < 0)
+			continue;
+		for (i = 0; i < 5; i++) {
+			o += (size_t)snprintf(out + o, len - o, "%d/%s=%s ", t, keys[i],
+					      status_of(t, keys[i], s, sizeof(s)));
+			if (o >= len)
+				return;
+		}
+	}
+	for (i = 0; i < 3; i++) {
+		if (read_str(sysctl_paths[i], s, sizeof(s)))
+			snprintf(s, sizeof(s), "(unreadable)");
+		o += (size_t)snprintf(out + o, len - o, "%s=%s ", fnames[F_PREF + i], s);
+		if (o >= len)
+			return;
+	}
+}
+
 struct input {
 	size_t len;
-	bool known;		/* a clean value: a success must give .mask/.val */
+	bool known;		/* a clean value: a success must store it */
 	bool must_fail;		/* can never be valid */
+	int state;		/* known procfs value: S_INHERIT, S_NONE, S_SET */
 	uint64_t mask;
 	long val;
 	int how;		/* 0 write, 1 pwrite at an offset, 2 two writes */
@@ -297,24 +494,6 @@ static uint64_t random_cpus(void)
 	return m;
 }
 
-static size_t fmt_list(uint64_t m, char *s)
-{
-	size_t o = 0;
-	int i, j;
-
-	for (i = 0; i < 64; i = j + 1) {
-		j = i;
-		if (!(m & (1ULL << i)))
-			continue;
-		while (j + 1 < 64 && (m & (1ULL << (j + 1))))
-			j++;
-		o += (size_t)sprintf(s + o, o ? ",%d" : "%d", i);
-		if (j > i)
-			o += (size_t)sprintf(s + o, "-%d", j);
-	}
-	return o;
-}
-
 /*
  * The kernel's isspace() (lib/ctype.c), which proc_dointvec uses to skip
  * leading blanks: the C locale's six plus 0xa0, Latin-1's no-break space.
@@ -324,14 +503,27 @@ static bool kernel_isspace(unsigned char c)
 	return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xa0;
 }
 
-/* A valid value for file @f into buf; its length. */
+/* A valid value for file @f into buf; its length (0 only for the empty value). */
 static size_t valid_value(int f, struct input *in)
 {
-	if (is_ratio(f)) {
-		if (!rndn(8)) {
-			in->val = 0;	/* "default" */
-			return (size_t)sprintf(buf, "default");
+	unsigned int r = rndn(20);
+
+	in->state = S_SET;
+	if (is_ratio(f) || is_mask(f)) {
+		if (r < 2) {
+			in->state = S_NONE;
+			return (size_t)sprintf(buf, "none");
 		}
+		if (r < 4) {
+			in->state = S_INHERIT;
+			return (size_t)sprintf(buf, "inherit");
+		}
+		if (r < 5) {
+			in->state = S_INHERIT;
+			return 0;	/* "", inherit */
+		}
+	}
+	if (is_ratio(f) || f == F_RATIO_SYSCTL) {
 		in->mask = 1 + rndn(10000);	/* allowed */
 		in->val = 1 + rndn(10000);	/* preferred */
 		return (size_t)sprintf(buf, "%llu:%ld",
@@ -342,27 +534,49 @@ static size_t valid_value(int f, struct input *in)
 		return (size_t)sprintf(buf, "%ld", in->val);
 	}
 	in->mask = random_cpus();
-	if (f == F_TID_LIST || f == F_PROC_LIST)
+	if (is_list(f))
 		return fmt_list(in->mask, buf);
 	return (size_t)sprintf(buf, "%llx", (unsigned long long)in->mask);
 }
 
-/* Ratio inputs that must be refused (the README's table). */
+/* Inputs that must be refused (the README's tables, abi-v4). */
 static const char *const bad_ratio[] = {
 	"0:1", "1:0", "10001:1", "1:10001", "5", "5:", ":5", ":", "a:b",
-	"\n", "-1:1", "5:4:3", "4294967297:1", "defaul", "defaultx",
+	"-1:1", "5:4:3", "4294967297:1", "defaul", "defaultx", "default",
+	"default\n", "nonex", "inherits", "none:1",
 };
+static const char *const bad_ratio_sysctl[] = {
+	"0:1", "1:0", "10001:1", "1:10001", "5", "5:", ":5", ":", "a:b",
+	"-1:1", "5:4:3", "4294967297:1", "default", "none", "inherit",
+};
+static const char *const bad_hex[] = {
+	"0", "00", "0\n", "00000000\n", "default", "nonex", "inherits", "none,1",
+	"zz",
+};
+static const char *const bad_list[] = {
+	"default", "nonex", "inherits", "none,1", "1-0", "a", "0-", "-1",
+};
+
+#define NELEM(a) (sizeof(a) / sizeof(*(a)))
 
 static void make_input(int f, struct input *in)
 {
-	static const char alphabet[] = "0123456789abcdefABCDEF,-:/ \n\tNalx+";
+	static const char alphabet[] = "0123456789abcdefABCDEF,-:/ \n\tNalx+nonehrit";
 	unsigned int r = rndn(100);
 	size_t i, len;
 
 	memset(in, 0, sizeof(*in));
-	if (is_ratio(f) && r < 10) {	/* known bad */
-		const char *b = bad_ratio[rndn(sizeof(bad_ratio) / sizeof(*bad_ratio))];
+	if (r < 10 && f != F_PREF && f != F_ALLOWED) {	/* known bad */
+		const char *b;
 
+		if (is_ratio(f))
+			b = bad_ratio[rndn(NELEM(bad_ratio))];
+		else if (f == F_RATIO_SYSCTL)
+			b = bad_ratio_sysctl[rndn(NELEM(bad_ratio_sysctl))];
+		else if (is_list(f))
+			b = bad_list[rndn(NELEM(bad_list))];
+		else
+			b = bad_hex[rndn(NELEM(bad_hex))];
 		len = strlen(b);
 		memcpy(buf, b, len);
 		in->must_fail = true;
@@ -404,7 +618,8 @@ static void make_input(int f, struct input *in)
 	} else if (r < 75) {	/* valid, clean: must be taken as is */
 		len = valid_value(f, in);
 		in->known = true;
-		if (rndn(2))
+		/* "" goes as an empty line: a 0-byte write is another case */
+		if (!len || rndn(2))
 			buf[len++] = '\n';
 	} else if (r < 83) {	/* valid, then a NUL and garbage */
 		size_t extra = rndn(8);
@@ -435,86 +650,116 @@ static void make_input(int f, struct input *in)
 	in->len = len;
 }
 
-/* Check every thread against the model; after @f's write "@what". */
+/* Check every file against the model; after @f's write "@what". */
 static void verify(int iter, int f, const char *what, const uint64_t *hard)
 {
-	char got[64], want[64];
+	char got[256], want[256], hex[256];
+	bool resync = false;
 	int t;
 
-	for (t = 0; t < 2; t++) {
-		uint64_t m = soft_of(t), w = want_mask(t, hard[t]);
+	for (t = -1; t < 2; t++) {
+		struct level *l = t < 0 ? &m_proc : &m_thr[t];
+		uint64_t hm = 0, lm = 0;
 
+		/* the mask request: the list file exactly, the hex file the same CPUs */
+		want_mreq(l, want);
+		read_req(t, "soft_affinity_list", got, sizeof(got));
+		read_req(t, "soft_affinity", hex, sizeof(hex));
+		if (strcmp(got, want) ||
+		    (l->mstate == S_SET ? parse_hex(hex, &hm) ||
+					  softaff_parse_cpulist64(got, &lm) || hm != lm :
+					  strcmp(hex, got))) {
+			fail("%d: %s \"%s\": %s soft_affinity_list \"%s\", soft_affinity \"%s\", the model says \"%s\"",
+			     iter, fnames[f], what, t < 0 ? "process" : t ? "thread 1" : "thread 0",
+			     got, hex, want);
+			resync = true;
+		}
+		want_rreq(l, want, sizeof(want));
+		read_req(t, "soft_affinity_ratio", got, sizeof(got));
+		if (strcmp(got, want)) {
+			fail("%d: %s \"%s\": %s soft_affinity_ratio \"%s\", the model says \"%s\"",
+			     iter, fnames[f], what, t < 0 ? "process" : t ? "thread 1" : "thread 0",
+			     got, want);
+			resync = true;
+		}
+	}
+	for (t = 0; t < 2; t++) {
+		const char *wsrc;
+		uint64_t m = soft_of(t), w = want_mask(t, hard[t], &wsrc);
+		char src[64];
+
+		status_of(t, "Cpus_preferred_source", src, sizeof(src));
 		if (!m || (m & ~hard[t]))
-			fail("%d: %s \"%s\": thread %d mask %llx, hard %llx", iter,
-			     fnames[f], what, t, (unsigned long long)m,
-			     (unsigned long long)hard[t]);
-		else if (m != w)
-			fail("%d: %s \"%s\": thread %d mask %llx, the model says %llx",
+			fail("%d: %s \"%s\": thread %d Cpus_preferred %llx, hard %llx",
 			     iter, fnames[f], what, t, (unsigned long long)m,
-			     (unsigned long long)w);
-		ratio_of(t, got, sizeof(got));
+			     (unsigned long long)hard[t]);
+		else if (m != w || strcmp(src, wsrc))
+			fail("%d: %s \"%s\": thread %d Cpus_preferred %llx from %s, the model says %llx from %s",
+			     iter, fnames[f], what, t, (unsigned long long)m, src,
+			     (unsigned long long)w, wsrc);
+		got_ratio(t, got, sizeof(got));
 		want_ratio(t, want, sizeof(want));
 		if (strcmp(got, want))
 			fail("%d: %s \"%s\": thread %d ratio \"%s\", the model says \"%s\"",
 			     iter, fnames[f], what, t, got, want);
-		if (m != w || strcmp(got, want)) {
-			/* Resynchronise: report one bug once. */
-			unsigned int a, p;
+	}
+	{
+		char rs[64], both[64];
 
-			m_thr[t].mask = m;
-			m_thr[t].seq = ++seq_now;
-			if (parse_ratio_read(got, &a, &p) == 0) {
-				r_thr[t].a = a;
-				r_thr[t].p = p;
-				r_thr[t].seq = seq_now;
-			}
+		read_str(sysctl_paths[2], rs, sizeof(rs));
+		snprintf(both, sizeof(both), "%ld:%ld", sysctl_of(F_ALLOWED),
+			 sysctl_of(F_PREF));
+		if (strcmp(rs, both))
+			fail("%d: %s \"%s\": sched_soft_affinity_ratio \"%s\", sched_allowed:sched_preferred %s",
+			     iter, fnames[f], what, rs, both);
+	}
+	if (resync) {
+		/* Report one bug once: take what the kernel shows. */
+		for (t = -1; t < 2; t++) {
+			struct level *l = t < 0 ? &m_proc : &m_thr[t];
+
+			read_req(t, "soft_affinity_list", got, sizeof(got));
+			parse_mreq(got, l);
+			read_req(t, "soft_affinity_ratio", got, sizeof(got));
+			parse_rreq(got, l);
 		}
 	}
 }
 
 /*
  * An accepted write the model cannot predict (an odd spelling, a value
- * split over two writes): take what the kernel now shows at the level
- * written.  For a process mask, the leader (hard mask: every CPU) shows
- * the request itself.
+ * split over two writes): take what the level written now reads, which
+ * must be "", "none" or a valid value.
  */
 static void take_stored(int iter, int f, int target, const char *what)
 {
-	int t = is_proc(f) ? 0 : target;
-	char got[64];
-	unsigned int a, p;
+	int t = is_proc(f) ? -1 : target;
+	struct level *l = t < 0 ? &m_proc : &m_thr[t];
+	char got[256];
 
 	if (is_mask(f)) {
-		struct req *r = is_proc(f) ? &m_proc : &m_thr[t];
-
-		r->mask = soft_of(t);
-		r->seq = ++seq_now;
+		read_req(t, "soft_affinity_list", got, sizeof(got));
+		if (parse_mreq(got, l))
+			fail("%d: %s \"%s\" accepted: the list reads \"%s\"", iter,
+			     fnames[f], what, got);
 		return;
 	}
-	if (parse_ratio_read(ratio_of(t, got, sizeof(got)), &a, &p)) {
+	read_req(t, "soft_affinity_ratio", got, sizeof(got));
+	if (parse_rreq(got, l))
 		fail("%d: %s \"%s\" accepted: ratio reads \"%s\"", iter,
 		     fnames[f], what, got);
-		return;
-	}
-	{
-		struct rreq *r = is_proc(f) ? &r_proc : &r_thr[t];
-
-		r->a = a;
-		r->p = p;
-		r->seq = ++seq_now;
-	}
 }
 
 static void one(int iter)
 {
+	static char before[16384], after[16384];
 	int f = (int)rndn(F_NR), target = (int)rndn(2), t, fd, err = 0;
-	uint64_t before[2], after[2], hard[2];
+	uint64_t hard[2];
 	long vbefore = 0, vafter = 0;
-	char rbefore[2][64], rafter[2][64];
 	struct input in;
 	char path[96], what[128];
 	ssize_t n = 0, n1 = -1;
-	bool procfs = f < F_PREF;
+	bool procfs = !is_sysctl(f);
 
 	make_input(f, &in);
 	switch (f) {
@@ -532,14 +777,12 @@ static void one(int iter)
 		snprintf(path, sizeof(path), "/proc/self/%s", fnames[f]);
 		break;
 	default:
-		snprintf(path, sizeof(path), "/proc/sys/kernel/%s", fnames[f]);
+		snprintf(path, sizeof(path), "%s", sysctl_paths[f - F_PREF]);
 	}
-	for (t = 0; t < 2; t++) {
-		before[t] = soft_of(t);
+	for (t = 0; t < 2; t++)
 		hard[t] = hard_of(t);
-		ratio_of(t, rbefore[t], sizeof(rbefore[t]));
-	}
-	if (f >= F_PREF)
+	snapshot(before, sizeof(before));
+	if (f == F_PREF || f == F_ALLOWED)
 		vbefore = sysctl_of(f);
 	snprintf(what, sizeof(what), "%s", show(buf, in.len));
 
@@ -570,11 +813,8 @@ static void one(int iter)
 		err = errno;
 	close(fd);
 
-	for (t = 0; t < 2; t++) {
-		after[t] = soft_of(t);
-		ratio_of(t, rafter[t], sizeof(rafter[t]));
-	}
-	if (f >= F_PREF)
+	snapshot(after, sizeof(after));
+	if (f == F_PREF || f == F_ALLOWED)
 		vafter = sysctl_of(f);
 
 	if (in.how == 2 && n1 > 0 && err) {
@@ -592,23 +832,15 @@ static void one(int iter)
 		} else if (err != EINVAL)
 			fail("%d: %s \"%s\": %s, not EINVAL", iter, fnames[f],
 			     what, strerror(err));
-		if (after[0] != before[0] || after[1] != before[1] ||
-		    vafter != vbefore || strcmp(rbefore[0], rafter[0]) ||
-		    strcmp(rbefore[1], rafter[1]))
-			fail("%d: %s \"%s\" refused (%s) but changed %llx,%llx/%s,%s/%ld -> %llx,%llx/%s,%s/%ld",
-			     iter, fnames[f], what, strerror(err),
-			     (unsigned long long)before[0],
-			     (unsigned long long)before[1], rbefore[0],
-			     rbefore[1], vbefore,
-			     (unsigned long long)after[0],
-			     (unsigned long long)after[1], rafter[0], rafter[1],
-			     vafter);
-		/* Since #13 every clean value is stored (hard mask or not). */
+		if (strcmp(before, after) && !(in.how == 2 && n1 == 0))
+			fail("%d: %s \"%s\" refused (%s) but changed:\n#   %s\n#   -> %s",
+			     iter, fnames[f], what, strerror(err), before, after);
+		/* Every clean value is stored (hard mask or not). */
 		if (in.known && in.how == 0)
 			fail("%d: %s: valid \"%s\" refused: %s", iter, fnames[f],
 			     what, strerror(err));
-		if (in.how == 2 && n1 < 0 && n < 0)
-			return;	/* both parts refused: nothing to model */
+		if (procfs && in.how == 2 && n1 >= 0)
+			take_stored(iter, f, target, what);	/* an empty first part */
 		verify(iter, f, what, hard);
 		return;
 	}
@@ -617,14 +849,14 @@ static void one(int iter)
 		fail("%d: %s: invalid \"%s\" accepted", iter, fnames[f], what);
 	if (procfs && in.how == 1 && !is_ratio(f))
 		fail("%d: pwrite to %s accepted", iter, fnames[f]);
-	if (procfs && (in.len == 0 || in.len > (size_t)pagesz))
+	if (procfs && in.len > (size_t)pagesz)
 		fail("%d: %s: write of %zu bytes accepted", iter, fnames[f],
 		     in.len);
 	if (is_ratio(f) && in.len > 31)
 		fail("%d: %s: write of %zu bytes accepted", iter, fnames[f],
 		     in.len);
 
-	if (f >= F_PREF) {
+	if (f == F_PREF || f == F_ALLOWED) {
 		const char *p = buf, *end = buf + in.len;
 		long lead = -1;
 
@@ -661,29 +893,49 @@ static void one(int iter)
 		verify(iter, f, what, hard);
 		return;
 	}
+	if (f == F_RATIO_SYSCTL) {
+		char rs[64];
+		unsigned int a, p;
+		char end;
+
+		read_str(sysctl_paths[2], rs, sizeof(rs));
+		if (sscanf(rs, "%u:%u%c", &a, &p, &end) != 2 || a < 1 ||
+		    a > 10000 || p < 1 || p > 10000)
+			fail("%d: %s \"%s\" accepted: reads \"%s\"", iter, fnames[f],
+			     what, rs);
+		else if (in.known && in.how == 0 &&
+			 (a != (unsigned int)in.mask || p != (unsigned int)in.val))
+			fail("%d: %s: \"%s\" accepted but reads \"%s\"", iter,
+			     fnames[f], what, rs);
+		verify(iter, f, what, hard);
+		return;
+	}
 
 	if (in.how != 2 && (size_t)n != in.len)
 		fail("%d: %s \"%s\": write returned %zd of %zu", iter, fnames[f],
 		     what, n, in.len);
 	if (in.known && in.how == 0) {
 		/* The model takes it as it is. */
-		int lvl = is_proc(f) ? -1 : target;
+		struct level *l = is_proc(f) ? &m_proc : &m_thr[target];
 
-		++seq_now;
 		if (is_mask(f)) {
-			struct req *r = lvl < 0 ? &m_proc : &m_thr[lvl];
-
-			r->mask = in.mask;
-			r->seq = seq_now;
+			l->mstate = in.state;
+			l->mask = in.mask;
 		} else {
-			struct rreq *r = lvl < 0 ? &r_proc : &r_thr[lvl];
-
-			r->a = (unsigned int)in.mask;
-			r->p = (unsigned int)in.val;
-			r->seq = seq_now;
+			l->rstate = in.state;
+			l->a = (unsigned int)in.mask;
+			l->p = (unsigned int)in.val;
 		}
 	} else {
 		take_stored(iter, f, target, what);
+		if (in.len == 0) {
+			/* an accepted 0-byte write is the empty value, inherit */
+			const struct level *l = is_proc(f) ? &m_proc : &m_thr[target];
+
+			if ((is_mask(f) ? l->mstate : l->rstate) != S_INHERIT)
+				fail("%d: %s: a 0-byte write accepted, the level is not inherit",
+				     iter, fnames[f]);
+		}
 	}
 	verify(iter, f, what, hard);
 }
@@ -691,7 +943,7 @@ static void one(int iter)
 int main(int argc, char **argv)
 {
 	unsigned long seed = (unsigned long)time(NULL) ^ (unsigned long)getpid();
-	long saved[2];
+	char saved[3][64];
 	int iters = 3000, opt, i, f;
 	pthread_t th;
 
@@ -725,7 +977,7 @@ int main(int argc, char **argv)
 	while (!tids[1])
 		usleep(1000);
 	/* The second thread gets a narrower hard mask where there is room,
-	 * so that process-wide writes can fail for one thread only. */
+	 * so that process-wide requests can miss or cover it for one thread. */
 	if (ncpus >= 2) {
 		cpu_set_t set;
 
@@ -734,10 +986,10 @@ int main(int argc, char **argv)
 			CPU_SET(i, &set);
 		sched_setaffinity(tids[1], sizeof(set), &set);
 	}
-	saved[0] = sysctl_of(F_PREF);
-	saved[1] = sysctl_of(F_ALLOWED);
+	for (f = 0; f < 3; f++)
+		read_str(sysctl_paths[f], saved[f], sizeof(saved[f]));
 	{
-		/* A new process: no request at either level. */
+		/* A new process: inherit at both levels, mask and ratio. */
 		uint64_t hard[2] = { hard_of(0), hard_of(1) };
 
 		verify(-1, F_TID, "(the start)", hard);
@@ -746,14 +998,12 @@ int main(int argc, char **argv)
 	for (i = 0; i < iters; i++)
 		one(i);
 
+	/* The two sysctls (the third is made of them). */
 	for (f = 0; f < 2; f++) {
-		char s[32];
-		int fd = open(f ? "/proc/sys/kernel/sched_allowed" :
-				  "/proc/sys/kernel/sched_preferred", O_WRONLY);
+		int fd = open(sysctl_paths[f], O_WRONLY);
 
 		if (fd >= 0) {
-			snprintf(s, sizeof(s), "%ld\n", saved[f]);
-			if (write(fd, s, strlen(s)) < 0)
+			if (write(fd, saved[f], strlen(saved[f])) < 0)
 				perror("restore sysctl");
 			close(fd);
 		}

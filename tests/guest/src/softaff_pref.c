@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * softaff_pref: the C half of tests/guest/36-preference.t (the preference
- * object of kernel issue #13).  Each mode does one job and prints
+ * object of kernel issue #13, the ABI of issue #24).  Each mode does one
+ * job and prints
  * "key=value" lines (or thread ids) for the script to judge:
  *
  *   park N          N threads that sleep; then reads commands on stdin:
@@ -11,8 +12,11 @@
  *                   N threads that each run 5 ms and sleep 5 ms, forever.
  *   during ROUNDS   a child whose threads keep creating long-lived threads
  *                   while this process writes its whole-process mask and
- *                   ratio ROUNDS times, the last write last; then every
- *                   thread must show the last values.
+ *                   ratio ROUNDS times, the last write last; then the
+ *                   process files must read the last values, and every
+ *                   thread must have no request of its own (its files read
+ *                   "") and show the last values in its status, with
+ *                   source process.
  *   fcred PID       file->f_cred: fds of PID's (root-owned) soft affinity
  *                   files opened by `nobody`, written by root (passed over
  *                   a unix socket, or kept across regaining root), and the
@@ -20,7 +24,9 @@
  *   storm N ITER    a `nobody` process with N threads, whole-process writes
  *                   to it in a loop (by a `nobody` writer), and this
  *                   process's fork+exit latency, ITER samples without and
- *                   ITER during the writes, in alternating blocks.
+ *                   ITER during the writes, in alternating blocks; then
+ *                   every thread must show the last mask written in its
+ *                   status (Cpus_preferred_list, source process).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -83,6 +89,46 @@ static int read_path(const char *path, char *buf, size_t len)
 		return -errno;
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* The value of KEY: in a status text, without the newline ("" if absent). */
+static void status_value(const char *st, const char *key, char *out, size_t len)
+{
+	char k[64];
+	const char *p;
+	size_t n;
+
+	snprintf(k, sizeof(k), "\n%s:", key);
+	out[0] = '\0';
+	p = strstr(st, k);
+	if (!p)
+		return;
+	p += strlen(k);
+	p += strspn(p, " \t");
+	n = strcspn(p, "\n");
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, p, n);
+	out[n] = '\0';
+}
+
+/* /proc/PID/task/TID/status into st; -errno. */
+static int read_status(pid_t pid, const char *tid, char *st, size_t len)
+{
+	char path[128];
+	int fd = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%s/status", pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, st, len - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -EIO;
+	st[n] = '\0';
 	return 0;
 }
 
@@ -253,6 +299,7 @@ static int mode_during(int rounds)
 	const char *final_mask = "1,3", *final_ratio = "7:3";
 	char path[96], buf[128], rpath[96];
 	int fd, rfd, i, werr = 0, checked = 0, bad = 0, rbad = 0, srcbad = 0, c0;
+	int reqbad = 0;
 	uint64_t want = 0xa;
 	pid_t pid;
 	DIR *d;
@@ -302,51 +349,70 @@ static int mode_during(int rounds)
 	close(fd);
 	close(rfd);
 
+	/* The process files read what was written last. */
+	snprintf(path, sizeof(path), "/proc/%d/soft_affinity_list", pid);
+	if (read_path(path, buf, sizeof(buf)) || strcmp(buf, final_mask)) {
+		printf("# /proc/PID/soft_affinity_list \"%s\", want \"%s\"\n", buf,
+		       final_mask);
+		reqbad++;
+	}
+	if (read_path(rpath, buf, sizeof(buf)) || strcmp(buf, final_ratio)) {
+		printf("# /proc/PID/soft_affinity_ratio \"%s\", want \"%s\"\n", buf,
+		       final_ratio);
+		reqbad++;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	d = opendir(path);
 	while (d && (de = readdir(d))) {
-		char p2[512], st[4096], *s;
+		char p2[512], st[4096], v[128], src[64];
 		uint64_t m;
 
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
-		snprintf(p2, sizeof(p2), "/proc/%d/task/%s/soft_affinity_list",
-			 pid, de->d_name);
-		if (read_path(p2, buf, sizeof(buf)))
+		if (read_status(pid, de->d_name, st, sizeof(st)))
 			continue;
 		checked++;
-		if (softaff_parse_cpulist64(buf, &m) || m != want) {
+		status_value(st, "Cpus_preferred_list", v, sizeof(v));
+		if (softaff_parse_cpulist64(v, &m) || m != want) {
 			if (bad++ < 3)
-				printf("# thread %s: mask \"%s\", want %s\n",
-				       de->d_name, buf, final_mask);
+				printf("# thread %s: Cpus_preferred_list \"%s\", want %s\n",
+				       de->d_name, v, final_mask);
+		}
+		status_value(st, "Cpus_preferred_source", src, sizeof(src));
+		if (strcmp(src, "process")) {
+			if (srcbad++ < 3)
+				printf("# thread %s: Cpus_preferred_source \"%s\", want process\n",
+				       de->d_name, src);
+		}
+		status_value(st, "Cpus_preferred_ratio", v, sizeof(v));
+		status_value(st, "Cpus_preferred_ratio_source", src, sizeof(src));
+		if (strcmp(v, final_ratio) || strcmp(src, "process")) {
+			if (rbad++ < 3)
+				printf("# thread %s: ratio \"%s %s\", want \"%s process\"\n",
+				       de->d_name, v, src, final_ratio);
+		}
+		/* No request of its own: the thread-level files read "". */
+		snprintf(p2, sizeof(p2), "/proc/%d/task/%s/soft_affinity_list",
+			 pid, de->d_name);
+		if (read_path(p2, buf, sizeof(buf)) == 0 && *buf) {
+			if (reqbad++ < 3)
+				printf("# thread %s: soft_affinity_list \"%s\", want \"\"\n",
+				       de->d_name, buf);
 		}
 		snprintf(p2, sizeof(p2), "/proc/%d/task/%s/soft_affinity_ratio",
 			 pid, de->d_name);
-		if (read_path(p2, buf, sizeof(buf)) || strcmp(buf, "7:3 task")) {
-			if (rbad++ < 3)
-				printf("# thread %s: ratio \"%s\", want \"%s task\"\n",
-				       de->d_name, buf, final_ratio);
-		}
-		snprintf(p2, sizeof(p2), "/proc/%d/task/%s/status", pid,
-			 de->d_name);
-		{
-			int f2 = open(p2, O_RDONLY | O_CLOEXEC);
-			ssize_t n = f2 >= 0 ? read(f2, st, sizeof(st) - 1) : -1;
-
-			if (f2 >= 0)
-				close(f2);
-			st[n > 0 ? n : 0] = '\0';
-			s = strstr(st, "Cpus_preferred_source:\t");
-			if (n > 0 && (!s || strncmp(s + 23, "task\n", 5)))
-				srcbad++;
+		if (read_path(p2, buf, sizeof(buf)) == 0 && *buf) {
+			if (reqbad++ < 3)
+				printf("# thread %s: soft_affinity_ratio \"%s\", want \"\"\n",
+				       de->d_name, buf);
 		}
 	}
 	if (d)
 		closedir(d);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	printf("created=%d\nchecked=%d\nwrite_errors=%d\nbad_mask=%d\nbad_ratio=%d\nbad_source=%d\n",
-	       dshm->created, checked, werr, bad, rbad, srcbad);
+	printf("created=%d\nchecked=%d\nwrite_errors=%d\nbad_mask=%d\nbad_ratio=%d\nbad_source=%d\nbad_request=%d\n",
+	       dshm->created, checked, werr, bad, rbad, srcbad, reqbad);
 	return 0;
 }
 
@@ -713,24 +779,31 @@ static int mode_storm(int nthreads, int iters)
 	printf("writes=%ld\nwrite_errors=%ld\nwrites_per_s=%.0f\n", shm->writes,
 	       shm->write_errors, write_time > 0 ? shm->writes / write_time : 0);
 
-	/* Every thread of the storm process has the last mask written. */
+	/*
+	 * Every thread of the storm process shows the last mask written, from
+	 * the process level, and the process file reads it.
+	 */
 	{
-		char path[64], p2[512], buf[64];
+		char path[64], buf[64], st[4096], v[128], src[64];
 		uint64_t want = shm->last ? 0xc : 0x3, m;
 		struct dirent *de;
 		DIR *d;
 
+		snprintf(path, sizeof(path), "/proc/%d/soft_affinity_list", storm);
+		if (read_path(path, buf, sizeof(buf)) || strcmp(buf, masks[shm->last]))
+			bad++;
 		snprintf(path, sizeof(path), "/proc/%d/task", storm);
 		d = opendir(path);
 		while (d && (de = readdir(d))) {
 			if (de->d_name[0] < '0' || de->d_name[0] > '9')
 				continue;
-			snprintf(p2, sizeof(p2), "%s/%s/soft_affinity_list", path,
-				 de->d_name);
-			if (read_path(p2, buf, sizeof(buf)))
+			if (read_status(storm, de->d_name, st, sizeof(st)))
 				continue;
 			checked++;
-			if (softaff_parse_cpulist64(buf, &m) || m != want)
+			status_value(st, "Cpus_preferred_list", v, sizeof(v));
+			status_value(st, "Cpus_preferred_source", src, sizeof(src));
+			if (softaff_parse_cpulist64(v, &m) || m != want ||
+			    strcmp(src, "process"))
 				bad++;
 		}
 		if (d)

@@ -91,35 +91,57 @@ static inline void softaff_thread_path(char *buf, size_t len, const char *file)
 }
 
 /*
- * Is the calling thread's preference its own request?  A write that covers
- * the thread's whole hard mask clears the request instead of storing it,
- * silently, so a helper that means to measure soft affinity checks.
+ * One line of the calling thread's status ("Cpus_preferred_source" ->
+ * "thread"), without the newline; -1 if there is no such line.
  */
-static inline bool softaff_own_request_self(void)
+static inline int softaff_status_self(const char *key, char *out, size_t len)
 {
-	char path[64], line[128];
-	bool own = false;
+	char path[64], line[512];
+	size_t klen = strlen(key);
+	int ret = -1;
 	FILE *f;
 
 	softaff_thread_path(path, sizeof(path), "status");
 	f = fopen(path, "r");
 	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (!strcmp(line, "Cpus_preferred_source:\ttask\n"))
-			own = true;
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) || line[klen] != ':')
+			continue;
+		snprintf(out, len, "%s", line + klen + 1 + strspn(line + klen + 1, " \t"));
+		out[strcspn(out, "\n")] = '\0';
+		ret = 0;
+		break;
+	}
 	fclose(f);
-	return own;
+	return ret;
 }
 
 /*
- * Write the calling thread's preference; -1 with errno set if the write
- * failed, or with errno EDOM if the kernel kept no request (the thread's
- * hard mask lay inside @list).
+ * Is the calling thread's preference its own request, its thread's or its
+ * process's (Cpus_preferred_source "thread" or "process"), rather than its
+ * cgroup's or none?
+ */
+static inline bool softaff_own_request_self(void)
+{
+	char src[32];
+
+	if (softaff_status_self("Cpus_preferred_source", src, sizeof(src)))
+		return false;
+	return !strcmp(src, "thread") || !strcmp(src, "process");
+}
+
+/*
+ * Write the calling thread's preference (its thread-level request); -1
+ * with errno set if the write failed, or with errno EDOM if the request is
+ * not in effect: the kernel stores a request exactly as written, but one
+ * that covers the thread's whole hard mask, or misses it, leaves the
+ * preferred CPUs equal to the hard mask, and a helper that means to
+ * measure soft affinity must not run without one.
  */
 static inline int softaff_set_soft_self(const char *list)
 {
-	char path[64];
+	char path[64], src[32] = "", pref[256] = "", allowed[256] = "";
 	FILE *f;
 
 	softaff_thread_path(path, sizeof(path), "soft_affinity_list");
@@ -132,9 +154,18 @@ static inline int softaff_set_soft_self(const char *list)
 	}
 	if (fclose(f))
 		return -1;
-	if (!softaff_own_request_self()) {
-		fprintf(stderr, "preference %s not stored: the thread's hard mask lies inside it\n",
+	if (softaff_status_self("Cpus_preferred_source", src, sizeof(src)) ||
+	    strcmp(src, "thread")) {
+		fprintf(stderr, "preference %s not in force: Cpus_preferred_source is not \"thread\"\n",
 			list);
+		errno = EDOM;
+		return -1;
+	}
+	if (softaff_status_self("Cpus_preferred_list", pref, sizeof(pref)) ||
+	    softaff_status_self("Cpus_allowed_list", allowed, sizeof(allowed)) ||
+	    !strcmp(pref, allowed)) {
+		fprintf(stderr, "preference %s not in effect: the thread's hard mask %s lies inside it or outside it\n",
+			list, allowed);
 		errno = EDOM;
 		return -1;
 	}

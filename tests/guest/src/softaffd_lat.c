@@ -4,13 +4,15 @@
  *
  * N times: fork a child that stamps CLOCK_MONOTONIC into shared memory
  * just before execve(EXE, "600"), then poll its
- * /proc/PID/task/PID/soft_affinity_list until it reads WANT (or give up
- * after 5 * BOUND_MS), and kill it.  Prints one diagnostic line per late
- * or missed start and a summary line:
+ * /proc/PID/task/PID/soft_affinity_list, the thread's own request, which
+ * is where softaffd writes, until it reads WANT (or give up after
+ * 5 * BOUND_MS), and kill it.  Prints one diagnostic line per late or
+ * missed start and a summary line:
  *   RESULT n=N applied=A late=L p50_us=.. p99_us=.. max_us=..
  * "late" counts starts applied after BOUND_MS or never.  Exit 0 unless
- * the measurement itself could not run (2): our own soft affinity
- * already is WANT, so a child would read WANT without any daemon.
+ * the measurement itself could not run (2): our own thread's request
+ * already is WANT, so a child, which starts with a copy of it, would read
+ * WANT without any daemon.
  */
 #include <errno.h>
 #include <signal.h>
@@ -67,12 +69,16 @@ int main(int argc, char **argv)
 	bound_us = atoll(argv[4]) * 1000;
 	if (n <= 0 || bound_us <= 0)
 		return 2;
-	if (read_list("/proc/self/soft_affinity_list", buf, sizeof(buf)) < 0) {
-		perror("/proc/self/soft_affinity_list");
+	/* The forking thread's own request: fork copies it to the child. */
+	snprintf(path, sizeof(path), "/proc/self/task/%d/soft_affinity_list",
+		 (int)getpid());
+	if (read_list(path, buf, sizeof(buf)) < 0) {
+		perror(path);
 		return 2;
 	}
 	if (!strcmp(buf, argv[3])) {
-		fprintf(stderr, "our own soft affinity already is %s\n", buf);
+		fprintf(stderr, "our own soft affinity request already is %s\n",
+			buf);
 		return 2;
 	}
 	lat = calloc((size_t)n, sizeof(*lat));

@@ -4,12 +4,16 @@
  *
  * Starts with NFIRST threads (the main thread included), prints "ready"
  * and waits for SIGUSR1.  Then a spawner thread resets its own soft
- * affinity to its hard mask (task/TID/soft_affinity_list) and creates
- * NLATER more threads, which inherit that reset mask from it, and exits.
- * So the later threads start with soft affinity off whatever softaffd did
- * to the first ones, and only softaffd's handling of new threads can give
- * them the rule's mask.  Prints "later N" (N = the reset mask the spawner
- * wrote) and then sleeps until killed.  Copy it to a name a rule matches.
+ * affinity (task/TID/soft_affinity_list) to "inherit", checks that it
+ * reads back as inherit (an empty line), and creates NLATER more threads,
+ * which inherit that thread request from it, and exits.  So the later
+ * threads start with no request of their own whatever softaffd did to the
+ * first ones, and only softaffd's handling of new threads can give them
+ * the rule's mask.  Prints "later LIST SOURCE", what applied to the
+ * spawner after the reset (Cpus_preferred_list and Cpus_preferred_source
+ * of its status: the hard mask and "none" when neither the process nor
+ * the cgroup has a preference), and then sleeps until killed.  Copy it to
+ * a name a rule matches.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -56,24 +60,27 @@ static int read_line(const char *path, const char *key, char *buf, size_t size)
 
 static void *spawner(void *arg)
 {
-	char path[128], hard[256], now[256];
+	char path[128], now[256] = "", eff[256], src[64];
 	long tid = syscall(SYS_gettid);
 	pthread_t t;
 	FILE *f;
 
 	(void)arg;
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/status", tid);
-	if (read_line(path, "Cpus_allowed_list:\t", hard, sizeof(hard)) < 0)
-		return (void *)1;
 	snprintf(path, sizeof(path), "/proc/self/task/%ld/soft_affinity_list",
 		 tid);
 	f = fopen(path, "we");
-	if (!f || fprintf(f, "%s\n", hard) < 0 || fclose(f) != 0) {
+	if (!f || fprintf(f, "inherit\n") < 0 || fclose(f) != 0) {
 		perror(path);
 		return (void *)1;
 	}
-	if (read_line(path, NULL, now, sizeof(now)) < 0 || strcmp(now, hard)) {
-		fprintf(stderr, "spawner reset to %s but reads %s\n", hard, now);
+	if (read_line(path, NULL, now, sizeof(now)) < 0 || *now) {
+		fprintf(stderr, "spawner reset to inherit but reads '%s'\n", now);
+		return (void *)1;
+	}
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/status", tid);
+	if (read_line(path, "Cpus_preferred_list:\t", eff, sizeof(eff)) < 0 ||
+	    read_line(path, "Cpus_preferred_source:\t", src, sizeof(src)) < 0) {
+		fprintf(stderr, "%s: no Cpus_preferred_list/_source\n", path);
 		return (void *)1;
 	}
 	for (int i = 0; i < nlater; i++)
@@ -81,7 +88,7 @@ static void *spawner(void *arg)
 			perror("pthread_create");
 			return (void *)1;
 		}
-	printf("later %s\n", hard);
+	printf("later %s %s\n", eff, src);
 	fflush(stdout);
 	return NULL;
 }

@@ -6,10 +6,11 @@
  * Runs as root in the guest.  Target processes (spinning, sleeping and
  * thread-churning) are attacked by:
  *
- *   writers    random valid and invalid masks, hex and list, to
- *              /proc/PID/soft_affinity{,_list} and task/TID/..., including
- *              threads that are exiting (an fd kept open across the exit);
- *              valid and invalid ratios to soft_affinity_ratio
+ *   writers    random valid and invalid masks, hex and list, and the
+ *              words "inherit" and "none", to /proc/PID/soft_affinity{,_list}
+ *              and task/TID/..., including threads that are exiting (an fd
+ *              kept open across the exit); valid and invalid ratios to
+ *              soft_affinity_ratio
  *   setaff     sched_setaffinity() on random target threads
  *   policy     target threads to SCHED_FIFO/RR for a few ms and back to
  *              SCHED_OTHER, BATCH or IDLE
@@ -19,7 +20,8 @@
  *              their cpuset.cpus.preferred{,.ratio}, valid and invalid
  *              values, each checked as it reads back
  *   hotplug    CPUs 1..N-1 offline and online (never all of them)
- *   sysctl     sched_preferred / sched_allowed, valid and invalid values
+ *   sysctl     sched_preferred / sched_allowed and sched_soft_affinity_ratio,
+ *              valid and invalid values
  *   forker     fork, exec(/bin/true), thread storms in the children
  *   softaffd   systemctl reload / restart softaffd (if it is running)
  *
@@ -27,29 +29,40 @@
  *
  *   checker    for every target thread (and, in a second thread, every
  *              user thread in the system): the preferred mask lies within
- *              the hard mask, and a running thread is on a CPU of its hard
- *              mask.  /proc/PID/status is read without the task's locks,
- *              so a suspect sample must repeat, identical, over 100 ms
- *              before it counts as a violation (transients are counted).
+ *              the hard mask, a running thread is on a CPU of its hard
+ *              mask, and what status says applies (Cpus_preferred_list,
+ *              _source, _ratio, _ratio_source) is what the thread's and
+ *              its process's requests (soft_affinity_list, _ratio) give
+ *              by the fixed precedence thread > process > cgroup.
+ *              /proc/PID/status is read without the task's locks, so a
+ *              suspect sample must repeat, identical, over 100 ms before
+ *              it counts as a violation (transients are counted).
  *   owner      a process of its own (two threads, one with a narrower hard
  *              mask, in the root cgroup where nothing else changes its hard
  *              mask) that only it writes, masks and ratios, per thread and
- *              per process: after every write, accepted or not, each
- *              thread's preferred mask and ratio must be exactly what the
- *              model of issue #13 gives (the last written of its own and
- *              its process's request is in force; the mask shows as
- *              request & hard, or the hard mask).
+ *              per process, and reads written back unchanged: after every
+ *              write, accepted or not, every request file must read what
+ *              was stored (inherit "", "none" or the value as written, a
+ *              mask covering the hard mask included), and each thread's
+ *              status what the model of ABI v4 gives: the first of its
+ *              own request and its process's that is not "inherit"
+ *              decides ("none": no preference), masks and ratios each on
+ *              their own; the mask shows as request & hard, or the hard
+ *              mask, with the deciding level as its source.
  *   cgowner    a process of its own moved between two cpuset cgroups
  *              whose cpuset.cpus.preferred{,.ratio} (and their parent's)
  *              only it writes, valid and invalid values, plus process
  *              requests: every thread, later ones included, must follow
- *              its process request, else its cgroup's or the nearest
- *              ancestor's preference (Cpus_preferred_source, the mask
- *              and the ratio).
+ *              its process request unless that inherits, else its cgroup's
+ *              or the nearest ancestor's that does not inherit
+ *              (Cpus_preferred_source, the mask and the ratio); each
+ *              cgroup's cpuset.cpus.preferred.effective must show that
+ *              cgroup's resolved list within its cpuset.cpus.effective.
  *
  * Every errno is checked against the documented ones: EINVAL, ESRCH (and
  * ENOENT at open for a thread that is gone).  A string that can never be a
- * valid mask (empty, CPU >= nr_cpu_ids, garbage) must be refused.
+ * valid mask (no CPU, CPU >= nr_cpu_ids, garbage, the old word "default")
+ * must be refused; "inherit", an empty line and "none" must be taken.
  *
  * usage: softaff_stress [-d SECONDS] [-s SEED] [-c CGROUP_A,CGROUP_B]
  *                       [-P PARENT,P0,P1] [-D softaffd] [-v]
@@ -107,6 +120,7 @@ static unsigned long seed;
 	X(forks) X(execs) X(threads_created)			\
 	X(softaffd_reloads) X(softaffd_restarts) X(softaffd_failed) \
 	X(checks_subset) X(checks_cpu) X(checks_owner)		\
+	X(checks_source) X(checks_roundtrip) X(checks_cgeffective) \
 	X(checks_child) X(transients) X(violations)
 
 enum {
@@ -252,19 +266,207 @@ static int write_file(const char *path, const char *s, size_t len)
 	return err;
 }
 
+/* --- requests ------------------------------------------------------------- */
+
+/*
+ * ABI v4: each level (thread, process, cgroup) holds a mask and a ratio,
+ * each in one of three states.  A read of a level returns its request: an
+ * empty line (inherit), "none", or the value as written.
+ */
+enum rstate { RS_INHERIT, RS_NONE, RS_SET };
+
+struct mreq {			/* a mask request */
+	enum rstate st;
+	uint64_t mask;		/* RS_SET: the CPUs, never 0 */
+};
+
+struct rreq {			/* a ratio request */
+	enum rstate st;
+	unsigned int a, p;	/* RS_SET: allowed:preferred, 1..10000 */
+};
+
+static bool mreq_eq(const struct mreq *x, const struct mreq *y)
+{
+	return x->st == y->st && (x->st != RS_SET || x->mask == y->mask);
+}
+
+static bool rreq_eq(const struct rreq *x, const struct rreq *y)
+{
+	return x->st == y->st &&
+	       (x->st != RS_SET || (x->a == y->a && x->p == y->p));
+}
+
+static const char *fmt_mreq(const struct mreq *r, char *buf, size_t len)
+{
+	if (r->st == RS_INHERIT)
+		snprintf(buf, len, "inherit");
+	else if (r->st == RS_NONE)
+		snprintf(buf, len, "none");
+	else
+		snprintf(buf, len, "%llx", (unsigned long long)r->mask);
+	return buf;
+}
+
+static const char *fmt_rreq(const struct rreq *r, char *buf, size_t len)
+{
+	if (r->st == RS_INHERIT)
+		snprintf(buf, len, "inherit");
+	else if (r->st == RS_NONE)
+		snprintf(buf, len, "none");
+	else
+		snprintf(buf, len, "%u:%u", r->a, r->p);
+	return buf;
+}
+
+/* The kernel's %*pb: groups of 8 hex digits, comma-separated (<= 64 bits). */
+static int parse_hex64(const char *s, size_t n, uint64_t *ret)
+{
+	uint64_t m = 0;
+	int digits = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int c = (unsigned char)s[i], v;
+
+		if (c == ',')
+			continue;
+		if (c >= '0' && c <= '9')
+			v = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			v = c - 'a' + 10;
+		else
+			return -1;
+		if (m >> 60)
+			return -1;
+		m = m << 4 | (uint64_t)v;
+		digits++;
+	}
+	if (!digits)
+		return -1;
+	*ret = m;
+	return 0;
+}
+
+/*
+ * One line as a level's mask file reads: "\n" (inherit), "none\n", or a
+ * CPU list / hex mask with at least one CPU.  -1 if it is anything else.
+ */
+static int parse_mreq(const char *buf, bool list, struct mreq *r)
+{
+	size_t n = strcspn(buf, "\n");
+
+	if (buf[n] != '\n' || buf[n + 1])
+		return -1;		/* one line, and only one */
+	r->mask = 0;
+	if (!n) {
+		r->st = RS_INHERIT;
+		return 0;
+	}
+	if (n == 4 && !strncmp(buf, "none", 4)) {
+		r->st = RS_NONE;
+		return 0;
+	}
+	r->st = RS_SET;
+	if (list ? softaff_parse_cpulist64(buf, &r->mask)
+		 : parse_hex64(buf, n, &r->mask))
+		return -1;
+	return r->mask ? 0 : -1;
+}
+
+/* The same for a ratio: "\n", "none\n" or "A:P\n" (1..10000 each). */
+static int parse_rreq(const char *buf, struct rreq *r)
+{
+	size_t n = strcspn(buf, "\n");
+	char tail;
+
+	if (buf[n] != '\n' || buf[n + 1])
+		return -1;
+	r->a = r->p = 0;
+	if (!n) {
+		r->st = RS_INHERIT;
+		return 0;
+	}
+	if (n == 4 && !strncmp(buf, "none", 4)) {
+		r->st = RS_NONE;
+		return 0;
+	}
+	r->st = RS_SET;
+	if (sscanf(buf, "%u:%u%c", &r->a, &r->p, &tail) != 3 || tail != '\n' ||
+	    !isdigit((unsigned char)buf[0]) || r->a < 1 || r->a > 10000 ||
+	    r->p < 1 || r->p > 10000)
+		return -1;
+	return 0;
+}
+
+/* What a read(2) gave: 0, -1 if the file is gone, -2 if it is garbled. */
+static int read_mreq_file(const char *path, bool list, struct mreq *r)
+{
+	char buf[256];
+
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	return parse_mreq(buf, list, r) ? -2 : 0;
+}
+
+/* The mask request of thread @tid, or of process @pid if @tid is 0. */
+static int read_mreq(pid_t pid, pid_t tid, bool list, struct mreq *r)
+{
+	const char *file = list ? "soft_affinity_list" : "soft_affinity";
+	char path[80];
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", pid, tid,
+			 file);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/%s", pid, file);
+	return read_mreq_file(path, list, r);
+}
+
+/* The ratio request of thread @tid, or of process @pid if @tid is 0. */
+static int read_rreq(pid_t pid, pid_t tid, struct rreq *r)
+{
+	char path[96], buf[64];
+
+	if (tid)
+		snprintf(path, sizeof(path),
+			 "/proc/%d/task/%d/soft_affinity_ratio", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/soft_affinity_ratio",
+			 pid);
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	return parse_rreq(buf, r) ? -2 : 0;
+}
+
 /* --- task views -------------------------------------------------------- */
 
 struct view {
 	char state;
 	int cpu;		/* stat field 39, -1 if not read */
 	uint64_t hard, pref;
+	char src[16];		/* Cpus_preferred_source */
+	unsigned int ra, rp;	/* Cpus_preferred_ratio */
+	char rsrc[16];		/* Cpus_preferred_ratio_source */
 };
 
+/* What applies, the same in both views (state and CPU aside)? */
+static bool view_eq(const struct view *x, const struct view *y)
+{
+	/* sysctl_churn moves the default's numbers: not a change here */
+	return x->hard == y->hard && x->pref == y->pref &&
+	       !strcmp(x->src, y->src) && !strcmp(x->rsrc, y->rsrc) &&
+	       (!strcmp(x->rsrc, "default") ||
+		(x->ra == y->ra && x->rp == y->rp));
+}
+
 /*
- * Sample line (6.1 + series):
+ * Sample lines (6.1 + series, ABI v4):
  *   State:	R (running)
  *   Cpus_allowed_list:	0-3
  *   Cpus_preferred_list:	0-1
+ *   Cpus_preferred_source:	thread
+ *   Cpus_preferred_ratio:	100:1
+ *   Cpus_preferred_ratio_source:	default
  */
 /* /proc/PID/task/TID/status into @buf (STATUS_MAX bytes) */
 static int read_task_status(pid_t pid, pid_t tid, char *buf)
@@ -275,22 +477,50 @@ static int read_task_status(pid_t pid, pid_t tid, char *buf)
 	return read_file(path, buf, STATUS_MAX) < 0 ? -1 : 0;
 }
 
+/* The word after "\nKEY:\t" into @out; -1 if there is none. */
+static int status_word(const char *buf, const char *key, char *out,
+		       size_t len)
+{
+	char pat[64];
+	const char *p;
+	size_t n;
+
+	snprintf(pat, sizeof(pat), "\n%s:\t", key);
+	p = strstr(buf, pat);
+	if (!p)
+		return -1;
+	p += strlen(pat);
+	n = strcspn(p, "\n");
+	if (!n || n >= len)
+		return -1;
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return 0;
+}
+
+/* 0, -1 if the task is gone, -2 if its status lacks or garbles a line. */
 static int read_status(pid_t pid, pid_t tid, struct view *v)
 {
-	char buf[STATUS_MAX], *p;
+	char buf[STATUS_MAX], w[32], *p;
 
 	if (read_task_status(pid, tid, buf))
 		return -1;
 	p = strstr(buf, "\nState:\t");
 	if (!p)
-		return -1;
+		return -2;
 	v->state = p[8];
 	p = strstr(buf, "\nCpus_allowed_list:\t");
 	if (!p || softaff_parse_cpulist64(p + 20, &v->hard))
-		return -1;
+		return -2;
 	p = strstr(buf, "\nCpus_preferred_list:\t");
 	if (!p || softaff_parse_cpulist64(p + 22, &v->pref))
-		return -1;
+		return -2;
+	if (status_word(buf, "Cpus_preferred_source", v->src, sizeof(v->src)) ||
+	    status_word(buf, "Cpus_preferred_ratio_source", v->rsrc,
+			sizeof(v->rsrc)) ||
+	    status_word(buf, "Cpus_preferred_ratio", w, sizeof(w)) ||
+	    sscanf(w, "%u:%u", &v->ra, &v->rp) != 2)
+		return -2;
 	v->cpu = -1;
 	return 0;
 }
@@ -322,21 +552,6 @@ static int read_stat(pid_t pid, pid_t tid, char *state, int *cpu)
 	return 0;
 }
 
-static int read_soft_list(pid_t pid, pid_t tid, uint64_t *m)
-{
-	char path[80], buf[256];
-
-	if (tid)
-		snprintf(path, sizeof(path),
-			 "/proc/%d/task/%d/soft_affinity_list", pid, tid);
-	else
-		snprintf(path, sizeof(path), "/proc/%d/soft_affinity_list",
-			 pid);
-	if (read_file(path, buf, sizeof(buf)) < 0)
-		return -1;
-	return softaff_parse_cpulist64(buf, m);
-}
-
 static int list_tids(pid_t pid, pid_t *tids, int max)
 {
 	char path[64];
@@ -362,8 +577,8 @@ struct mask_case {
 	size_t len;
 	bool list;
 	bool must_fail;		/* can never be a valid preferred mask */
-	bool known;		/* mask below is what a success must store */
-	uint64_t mask;
+	bool known;		/* req below is what a success must store */
+	struct mreq req;
 };
 
 static uint64_t random_cpus(uint64_t *s)
@@ -376,36 +591,81 @@ static uint64_t random_cpus(uint64_t *s)
 	return m;
 }
 
+/* A string to write, NULs included: T("...") for a literal. */
+struct text {
+	const char *s;
+	size_t len;
+};
+
+#define T(lit) { lit, sizeof(lit) - 1 }
+
+static void set_text(struct mask_case *c, const struct text *t)
+{
+	c->len = t->len;
+	memcpy(c->buf, t->s, c->len);
+}
+
+#define NELEM(a) (sizeof(a) / sizeof(*(a)))
+
 static void make_case(uint64_t *s, struct mask_case *c, bool list)
 {
-	static const char *const bad_hex[] = {
-		"0", "", "\n", "zz", "0-1", "-1", " ", "1,00000000,00000000,1",
-		"ffffffffffffffffffffffffffffffffffff", "0x",
+	/* Never valid: no CPU, bad syntax, the ratio's old word. */
+	static const struct text bad_hex[] = {
+		T("0"), T("00"), T("0,0"), T("zz"), T("0-1"), T("-1"),
+		T("1,00000000,00000000,1"),
+		T("ffffffffffffffffffffffffffffffffffff"), T("0x"),
+		T("default"), T("default\n"), T("nonex"), T("inherit none"),
 	};
-	static const char *const bad_list[] = {
-		"", "\n", "a-b", "1-0", "0-", "-1", "0--1", "99999999999",
-		"3-1", "1/2", "0-3:0/2", ",", "x",
+	static const struct text bad_list[] = {
+		T("a-b"), T("1-0"), T("0-"), T("-1"), T("0--1"),
+		T("99999999999"), T("3-1"), T("1/2"), T("0-3:0/2"), T(","),
+		T("x"), T("default"), T("default\n"), T("none,1"),
+		T("inherit 0"),
 	};
-	static const char *const maybe[] = {
-		"all", "0-3:1/2", "N", "0,,1", "  1", "1 ", "0x3", "3\0zz",
-		"+1", "01", "0-0", "1,1,1",
+	/*
+	 * Valid or not, the ABI does not say: what a success stored is read
+	 * back.  A 0-byte write, blanks around a value or a word, odd list
+	 * syntax, a NUL.
+	 */
+	static const struct text maybe[] = {
+		T(""), T(" "), T(" none"), T("inherit "), T("NONE"),
+		T("Inherit"), T("all"), T("0-3:1/2"), T("N"), T("0,,1"),
+		T("  1"), T("1 "), T("0x3"), { "3\0zz", 5 }, T("+1"), T("01"),
+		T("0-0"), T("1,1,1"),
+	};
+	/* The states' words: "" (an empty line), "inherit", "none". */
+	static const struct {
+		const char *s;
+		enum rstate st;
+	} words[] = {
+		{ "\n", RS_INHERIT }, { "inherit", RS_INHERIT },
+		{ "inherit\n", RS_INHERIT }, { "none", RS_NONE },
+		{ "none\n", RS_NONE },
 	};
 	unsigned int r = rndn(s, 100);
 	char tmp[128];
 
 	memset(c, 0, sizeof(*c));
 	c->list = list;
-	if (r < 60) {
-		c->mask = random_cpus(s);
+	if (r < 55) {
+		c->req.st = RS_SET;
+		c->req.mask = random_cpus(s);
 		c->known = true;
 		if (list)
-			fmt_list(c->mask, tmp, sizeof(tmp));
+			fmt_list(c->req.mask, tmp, sizeof(tmp));
 		else
 			snprintf(tmp, sizeof(tmp), "%llx",
-				 (unsigned long long)c->mask);
+				 (unsigned long long)c->req.mask);
 		c->len = (size_t)snprintf(c->buf, sizeof(c->buf), "%s%s", tmp,
 					  rndn(s, 2) ? "\n" : "");
-	} else if (r < 72) {
+	} else if (r < 64) {
+		unsigned int i = rndn(s, NELEM(words));
+
+		c->req.st = words[i].st;
+		c->known = true;
+		c->len = strlen(words[i].s);
+		memcpy(c->buf, words[i].s, c->len);
+	} else if (r < 73) {
 		/* A CPU >= nr_cpu_ids, alone or with valid ones. */
 		unsigned int cpu = ncpus + rndn(s, 64 - ncpus);
 		uint64_t m = (1ULL << cpu) | (rndn(s, 2) ? random_cpus(s) : 0);
@@ -418,19 +678,13 @@ static void make_case(uint64_t *s, struct mask_case *c, bool list)
 		c->len = (size_t)snprintf(c->buf, sizeof(c->buf), "%s\n", tmp);
 		c->must_fail = true;
 	} else if (r < 88) {
-		const char *b = list ? bad_list[rndn(s, sizeof(bad_list) /
-						      sizeof(*bad_list))]
-				     : bad_hex[rndn(s, sizeof(bad_hex) /
-						     sizeof(*bad_hex))];
-
-		c->len = strlen(b);
-		memcpy(c->buf, b, c->len);
+		if (list)
+			set_text(c, &bad_list[rndn(s, NELEM(bad_list))]);
+		else
+			set_text(c, &bad_hex[rndn(s, NELEM(bad_hex))]);
 		c->must_fail = true;
 	} else if (r < 94) {
-		unsigned int i = rndn(s, sizeof(maybe) / sizeof(*maybe));
-
-		c->len = i == 7 ? 5 : strlen(maybe[i]);
-		memcpy(c->buf, maybe[i], c->len);
+		set_text(c, &maybe[rndn(s, NELEM(maybe))]);
 	} else {
 		/* Random bytes, random length (0 included). */
 		unsigned int i;
@@ -572,15 +826,63 @@ static void check_write_result(const struct mask_case *c, int err,
 	}
 }
 
-static bool make_ratio(uint64_t *s, char *buf, size_t len, unsigned int *a,
-		       unsigned int *p);
+enum { RC_BAD, RC_OK, RC_MAYBE };
+
+/*
+ * A ratio to write into @buf: RC_OK (*r is what a success must store: an
+ * "A:P", an empty line or "inherit", "none"), RC_BAD (never valid, "default"
+ * included: the word is gone) or RC_MAYBE (the ABI does not say: a 0-byte
+ * write, blanks, capitals).
+ */
+static int make_ratio(uint64_t *s, char *buf, size_t len, struct rreq *r)
+{
+	static const char *const bad[] = {
+		"0:1", "1:0", "10001:1", "1:10001", "5", "5:", ":5", "a:b",
+		"-1:1", "5:4:3", "default5", "1:1 1", "4294967297:1", "default",
+		"default\n", "none:1", "inherit5", "5:4 none",
+	};
+	static const char *const maybe[] = {
+		"", " ", "NONE", " 5:4", "5:4 ", " inherit",
+	};
+	static const struct {
+		const char *s;
+		enum rstate st;
+	} words[] = {
+		{ "\n", RS_INHERIT }, { "inherit", RS_INHERIT },
+		{ "inherit\n", RS_INHERIT }, { "none", RS_NONE },
+		{ "none\n", RS_NONE },
+	};
+	unsigned int n = rndn(s, 100);
+
+	memset(r, 0, sizeof(*r));
+	if (n < 55) {
+		r->st = RS_SET;
+		r->a = 1 + rndn(s, 10000);
+		r->p = 1 + rndn(s, 10000);
+		snprintf(buf, len, "%u:%u%s", r->a, r->p, rndn(s, 2) ? "\n" : "");
+		return RC_OK;
+	}
+	if (n < 75) {
+		unsigned int i = rndn(s, NELEM(words));
+
+		r->st = words[i].st;
+		snprintf(buf, len, "%s", words[i].s);
+		return RC_OK;
+	}
+	if (n < 95) {
+		snprintf(buf, len, "%s", bad[rndn(s, NELEM(bad))]);
+		return RC_BAD;
+	}
+	snprintf(buf, len, "%s", maybe[rndn(s, NELEM(maybe))]);
+	return RC_MAYBE;
+}
 
 /* A valid or invalid ratio to a random target thread or process. */
 static void write_ratio_target(uint64_t *s, pid_t pid)
 {
 	char path[96], val[64];
-	unsigned int a, p;
-	bool valid = make_ratio(s, val, sizeof(val), &a, &p);
+	struct rreq r;
+	int kind = make_ratio(s, val, sizeof(val), &r);
 	int err;
 
 	if (rndn(s, 3))
@@ -592,12 +894,12 @@ static void write_ratio_target(uint64_t *s, pid_t pid)
 	switch (err) {
 	case 0:
 		count(C_ratio_writes_ok);
-		if (!valid)
+		if (kind == RC_BAD)
 			violation("ratio \"%s\" to %s accepted", val, path);
 		break;
 	case -EINVAL:
 		count(C_ratio_writes_einval);
-		if (valid)
+		if (kind == RC_OK)
 			violation("valid ratio \"%s\" to %s refused", val, path);
 		break;
 	case -ESRCH:
@@ -787,53 +1089,46 @@ static void *taskset_storm(void *arg)
 
 static char *cgroups[2];
 
-/* cgroup preference files, their own values: "" / mask, "default" / A:P. */
-static int cg_read_pref(const char *dir, uint64_t *m)
-{
-	char path[256], buf[256];
-
-	snprintf(path, sizeof(path), "%s/cpuset.cpus.preferred", dir);
-	if (read_file(path, buf, sizeof(buf)) < 0)
-		return -1;
-	return softaff_parse_cpulist64(buf, m);
-}
-
-static int cg_read_ratio(const char *dir, char *out, size_t len)
+/*
+ * A cgroup's own preference files, read as requests: cpuset.cpus.preferred
+ * "" (inherit) / "none" / a CPU list, .ratio "" / "none" / "A:P".  0, -1
+ * if unreadable, -2 if garbled.
+ */
+static int cg_read_pref(const char *dir, struct mreq *r)
 {
 	char path[256];
 
+	snprintf(path, sizeof(path), "%s/cpuset.cpus.preferred", dir);
+	return read_mreq_file(path, true, r);
+}
+
+static int cg_read_ratio(const char *dir, struct rreq *r)
+{
+	char path[256], buf[64];
+
 	snprintf(path, sizeof(path), "%s/cpuset.cpus.preferred.ratio", dir);
-	if (read_file(path, out, len) < 0)
+	if (read_file(path, buf, sizeof(buf)) < 0)
 		return -1;
-	out[strcspn(out, "\n")] = '\0';
-	return 0;
+	return parse_rreq(buf, r) ? -2 : 0;
 }
 
 /*
- * One random write to @dir's cpuset.cpus.preferred or .ratio, valid or
- * not, with its result checked: a valid value is taken and reads back, an
- * invalid one gets EINVAL and changes nothing, a blank line clears the
- * value and a 0-byte write is taken and changes nothing (kernfs does not
- * pass it on).  Only the caller writes
- * these files of @dir.  What @dir now has goes to *pref / *ra:*rp (ra 0:
- * "default").  Returns 0 or -1 (violation).
+ * Write @val to a cgroup preference file and count it; an RC_OK value must
+ * be taken and an RC_BAD one refused with EINVAL, RC_MAYBE either.
+ * Returns nonzero on a violation; *@err is the write's result.
  */
-/*
- * Write @val to a cgroup preference file and count it; a valid value must be
- * taken and an invalid one refused with EINVAL.  Returns nonzero on a
- * violation; *@err is the write's result.
- */
-static int cg_pref_write(const char *path, const char *val, bool valid,
+static int cg_pref_write(const char *path, const char *val, int kind,
 			 int *err)
 {
 	*err = write_file(path, val, strlen(val));
 	count(*err ? C_cgpref_writes_einval : C_cgpref_writes_ok);
-	if (valid && *err) {
+	if (kind == RC_OK && *err) {
 		violation("%s: valid \"%s\" refused: %s", path, val,
 			  strerror(-*err));
 		return -1;
 	}
-	if (!valid && *err != -EINVAL) {
+	if ((kind == RC_BAD && *err != -EINVAL) ||
+	    (kind == RC_MAYBE && *err && *err != -EINVAL)) {
 		violation("%s: invalid \"%s\": %s, not EINVAL", path, val,
 			  *err ? strerror(-*err) : "accepted");
 		return -1;
@@ -841,77 +1136,90 @@ static int cg_pref_write(const char *path, const char *val, bool valid,
 	return 0;
 }
 
-static int cg_pref_edit(uint64_t *s, const char *dir, uint64_t *pref,
-			unsigned int *ra, unsigned int *rp)
+/*
+ * One random write to @dir's cpuset.cpus.preferred or .ratio, valid or
+ * not, with its result checked: a valid value is taken and reads back as
+ * written (a list, "none", or "" for an empty line or "inherit"), an
+ * invalid one gets EINVAL and changes nothing, and a 0-byte write is taken
+ * and changes nothing (kernfs does not pass it on).  Only the caller
+ * writes these files of @dir.  What @dir now has goes to *pref and
+ * *ratio.  Returns 0 or -1 (violation).
+ */
+static int cg_pref_edit(uint64_t *s, const char *dir, struct mreq *pref,
+			struct rreq *ratio)
 {
 	static const char *const bad[] = {
 		"zz", "0-", "1-0", "a-b", "-1", "0,,x", "0-3:x", "99999999999",
+		"default", "default\n", "none,1", "inherit 0",
 	};
-	char path[256], val[64], rb[64];
+	char path[256], val[64], b1[32], b2[32];
 	unsigned int r = rndn(s, 100);
-	int err;
+	int err, rd;
 
 	if (r < 55) {
-		uint64_t m = 0, got = ~0ULL;
-		bool valid = true;
+		struct mreq m = { RS_SET, 0 }, got;
 
-		if (r < 35)
-			fmt_list(m = random_cpus(s), val, sizeof(val));
-		else if (r < 42)
+		if (r < 33) {
+			fmt_list(m.mask = random_cpus(s), val, sizeof(val));
+		} else if (r < 38) {
+			m.st = RS_INHERIT;
 			snprintf(val, sizeof(val), "%s", rndn(s, 2) ? "\n" : " \n");
-		else if (r < 45) {
+		} else if (r < 41) {
+			m.st = RS_INHERIT;
+			snprintf(val, sizeof(val), "inherit%s", rndn(s, 2) ? "\n" : "");
+		} else if (r < 44) {
+			m.st = RS_NONE;
+			snprintf(val, sizeof(val), "none%s", rndn(s, 2) ? "\n" : "");
+		} else if (r < 46) {
 			/* 0 bytes: kernfs takes it and changes nothing */
 			val[0] = '\0';
 			m = *pref;
-		} else if (r < 48)
+		} else if (r < 49) {
 			snprintf(val, sizeof(val), "%d", ncpus + (int)rndn(s, 60));
-		else
-			snprintf(val, sizeof(val), "%s",
-				 bad[rndn(s, sizeof(bad) / sizeof(*bad))]);
-		valid = r < 45;
+		} else {
+			snprintf(val, sizeof(val), "%s", bad[rndn(s, NELEM(bad))]);
+		}
 		snprintf(path, sizeof(path), "%s/cpuset.cpus.preferred", dir);
-		if (cg_pref_write(path, val, valid, &err))
+		if (cg_pref_write(path, val, r < 46 ? RC_OK : RC_BAD, &err))
 			return -1;
 		if (!err)
 			*pref = m;
-		if (cg_read_pref(dir, &got) || got != *pref) {
-			violation("%s: after \"%s\" (%s) reads %llx, want %llx",
-				  path, val, err ? strerror(-err) : "taken",
-				  (unsigned long long)got,
-				  (unsigned long long)*pref);
-			*pref = got;
+		rd = cg_read_pref(dir, &got);
+		if (rd || !mreq_eq(&got, pref)) {
+			violation("%s: after \"%s\" (%s) reads %s, want %s", path,
+				  val, err ? strerror(-err) : "taken",
+				  rd ? "garbled or nothing" : fmt_mreq(&got, b1, sizeof(b1)),
+				  fmt_mreq(pref, b2, sizeof(b2)));
+			if (!rd)
+				*pref = got;
 			return -1;
 		}
 		return 0;
 	}
 	{
-		unsigned int a, p;
-		bool valid = make_ratio(s, val, sizeof(val), &a, &p);
-		char want[32];
+		struct rreq want, got;
+		int kind = make_ratio(s, val, sizeof(val), &want);
 
 		if (!val[0]) {
 			/* 0 bytes: kernfs takes it and changes nothing */
-			valid = true;
-			a = *ra;
-			p = *rp;
+			kind = RC_OK;
+			want = *ratio;
 		}
 		snprintf(path, sizeof(path), "%s/cpuset.cpus.preferred.ratio", dir);
-		if (cg_pref_write(path, val, valid, &err))
+		if (cg_pref_write(path, val, kind, &err))
 			return -1;
-		if (!err) {
-			*ra = a;
-			*rp = p;
-		}
-		if (*ra)
-			snprintf(want, sizeof(want), "%u:%u", *ra, *rp);
-		else
-			snprintf(want, sizeof(want), "default");
-		if (cg_read_ratio(dir, rb, sizeof(rb)) || strcmp(rb, want)) {
-			violation("%s: after \"%s\" (%s) reads \"%s\", want \"%s\"",
-				  path, val, err ? strerror(-err) : "taken", rb,
-				  want);
-			if (sscanf(rb, "%u:%u", ra, rp) != 2)
-				*ra = 0;
+		rd = cg_read_ratio(dir, &got);
+		if (!err && kind == RC_MAYBE && !rd)
+			want = got;	/* taken: what it stored, read back */
+		if (!err)
+			*ratio = want;
+		if (rd || !rreq_eq(&got, ratio)) {
+			violation("%s: after \"%s\" (%s) reads %s, want %s", path,
+				  val, err ? strerror(-err) : "taken",
+				  rd ? "garbled or nothing" : fmt_rreq(&got, b1, sizeof(b1)),
+				  fmt_rreq(ratio, b2, sizeof(b2)));
+			if (!rd)
+				*ratio = got;
 			return -1;
 		}
 	}
@@ -922,8 +1230,9 @@ static void *cpuset_editor(void *arg)
 {
 	uint64_t s = seed * 43 + (uintptr_t)arg;
 	char path[256], val[64];
-	uint64_t pref[2] = { 0, 0 };
-	unsigned int ra[2] = { 0, 0 }, rp[2] = { 0, 0 };
+	/* New groups inherit both. */
+	struct mreq pref[2] = { { RS_INHERIT, 0 }, { RS_INHERIT, 0 } };
+	struct rreq ratio[2] = { { RS_INHERIT, 0, 0 }, { RS_INHERIT, 0, 0 } };
 
 	while (!stop) {
 		int g = rndn(&s, 2);
@@ -932,7 +1241,7 @@ static void *cpuset_editor(void *arg)
 
 		if (r >= 70) {
 			/* The groups' preferences (only we write them). */
-			cg_pref_edit(&s, cgroups[g], &pref[g], &ra[g], &rp[g]);
+			cg_pref_edit(&s, cgroups[g], &pref[g], &ratio[g]);
 		} else if (r < 4) {
 			/* A partition root rebuilds the sched domains. */
 			snprintf(path, sizeof(path), "%s/cpuset.cpus.partition",
@@ -1003,29 +1312,45 @@ static void *hotplug(void *arg)
 	return NULL;
 }
 
+/*
+ * The ratio's sysctls: sched_preferred and sched_allowed one at a time, and
+ * sched_soft_affinity_ratio ("A:P", both at once).
+ */
 static void *sysctl_churn(void *arg)
 {
 	static const char *const files[] = {
 		"/proc/sys/kernel/sched_preferred",
 		"/proc/sys/kernel/sched_allowed",
+		"/proc/sys/kernel/sched_soft_affinity_ratio",
 	};
 	static const char *const bad[] = {
 		"0", "-1", "10001", "4294967297", "abc", "5x", "99999999999999999999",
 	};
+	static const char *const bad_pair[] = {
+		"0:1", "1:0", "10001:1", "1:10001", "5", "5:", ":5", "a:b",
+		"-1:1", "5:4:3", "4294967297:1", "default",
+	};
 	uint64_t s = seed * 53 + (uintptr_t)arg;
 
 	while (!stop) {
-		const char *f = files[rndn(&s, 2)];
+		unsigned int which = rndn(&s, 3);
+		const char *f = files[which];
 		char val[32], buf[32];
 		bool good = rndn(&s, 2);
 		long v;
 		int err;
 
-		if (good)
+		if (good && which == 2)
+			snprintf(val, sizeof(val), "%u:%u\n", 1 + rndn(&s, 10000),
+				 1 + rndn(&s, 10000));
+		else if (good)
 			snprintf(val, sizeof(val), "%u\n", 1 + rndn(&s, 10000));
+		else if (which == 2)
+			snprintf(val, sizeof(val), "%s\n",
+				 bad_pair[rndn(&s, NELEM(bad_pair))]);
 		else
 			snprintf(val, sizeof(val), "%s\n",
-				 bad[rndn(&s, sizeof(bad) / sizeof(*bad))]);
+				 bad[rndn(&s, NELEM(bad))]);
 		err = write_file(f, val, strlen(val));
 		if (good && err)
 			violation("%s: valid %s refused: %s", f, val,
@@ -1035,9 +1360,17 @@ static void *sysctl_churn(void *arg)
 				  err ? strerror(-err) : "accepted");
 		count(err ? C_sysctl_writes_rejected : C_sysctl_writes_ok);
 		if (read_file(f, buf, sizeof(buf)) > 0) {
-			v = strtol(buf, NULL, 10);
-			if (v < 1 || v > 10000)
-				violation("%s reads %ld", f, v);
+			struct rreq r;
+
+			if (which == 2) {
+				if (parse_rreq(buf, &r) || r.st != RS_SET)
+					violation("%s reads \"%.*s\"", f,
+						  (int)strcspn(buf, "\n"), buf);
+			} else {
+				v = strtol(buf, NULL, 10);
+				if (v < 1 || v > 10000)
+					violation("%s reads %ld", f, v);
+			}
 		}
 		sleep_us(rndn(&s, 50000));
 	}
@@ -1062,8 +1395,12 @@ static int child_self_check(void)
 	int tries;
 
 	for (tries = 0; tries < 20; tries++) {
-		if (read_status(getpid(), gettid_(), &a) ||
-		    read_status(getpid(), gettid_(), &b))
+		int ra = read_status(getpid(), gettid_(), &a);
+		int rb = ra ? ra : read_status(getpid(), gettid_(), &b);
+
+		if (ra == -2 || rb == -2)
+			return 1;	/* status garbled */
+		if (ra || rb)
 			return 0;
 		if (a.hard != b.hard || a.pref != b.pref)
 			continue;
@@ -1121,7 +1458,7 @@ static void *forker(void *arg)
 			if (rc == 127)
 				violation("exec of /bin/true failed");
 			else if (rc == 3)
-				violation("forked child: preferred mask not within its hard mask");
+				violation("forked child: preferred mask not within its hard mask (or its status garbled)");
 			else if (rc >= 64 && rc <= 68)
 				__atomic_fetch_add(&counters[C_threads_created],
 						   rc - 64, __ATOMIC_RELAXED);
@@ -1203,15 +1540,159 @@ static bool confirm(pid_t pid, pid_t tid, const struct view *first,
 	return true;
 }
 
+/* A task's files lack or garble a line: a violation, said the first times. */
+static void garbled(pid_t pid, pid_t tid, const char *what)
+{
+	static unsigned long said;
+
+	count(C_violations);
+	if (__atomic_fetch_add(&said, 1, __ATOMIC_RELAXED) < 5)
+		say("VIOLATION: %d/%d: %s lacks or garbles a soft affinity line\n",
+		    pid, tid, what);
+}
+
+/* The effective mask of a request @req under hard mask @hard. */
+static uint64_t effective(uint64_t req, uint64_t hard)
+{
+	return (req & hard) ? req & hard : hard;
+}
+
+/*
+ * What a thread's own request @t and its process's @p decide, by the fixed
+ * precedence thread > process: false if both inherit (the cgroup decides),
+ * else the source and the effective mask under hard mask @hard ("none" at
+ * the deciding level: no preference, the hard mask).
+ */
+static bool resolve_mask(const struct mreq *t, const struct mreq *p,
+			 uint64_t hard, const char **src, uint64_t *eff)
+{
+	const struct mreq *r = t->st != RS_INHERIT ? t : p;
+
+	if (r->st == RS_INHERIT)
+		return false;
+	if (r->st == RS_NONE) {
+		*src = "none";
+		*eff = hard;
+		return true;
+	}
+	*src = r == t ? "thread" : "process";
+	*eff = effective(r->mask, hard);
+	return true;
+}
+
+/* The same for the ratio: "none" is the sysctls' ratio, source "default". */
+static bool resolve_ratio(const struct rreq *t, const struct rreq *p,
+			  const char **src, const struct rreq **ret)
+{
+	const struct rreq *r = t->st != RS_INHERIT ? t : p;
+
+	if (r->st == RS_INHERIT)
+		return false;
+	*src = r->st == RS_NONE ? "default" : r == t ? "thread" : "process";
+	*ret = r;
+	return true;
+}
+
+/* Does status show the ratio of @r (the default's numbers move)? */
+static bool ratio_shows(const struct view *v, const struct rreq *r)
+{
+	return r->st != RS_SET || (v->ra == r->a && v->rp == r->p);
+}
+
+/* What applies to a thread and its own and its process's requests. */
+struct sample {
+	struct view v;
+	struct mreq mt, mp;
+	struct rreq rt, rp;
+};
+
+/* 0, -1 if gone, -2 if a file is garbled, 1 if status changed meanwhile. */
+static int read_sample(pid_t pid, pid_t tid, struct sample *x)
+{
+	struct view b;
+	int r;
+
+	if ((r = read_status(pid, tid, &x->v)) ||
+	    (r = read_mreq(pid, tid, true, &x->mt)) ||
+	    (r = read_mreq(pid, 0, true, &x->mp)) ||
+	    (r = read_rreq(pid, tid, &x->rt)) ||
+	    (r = read_rreq(pid, 0, &x->rp)) ||
+	    (r = read_status(pid, tid, &b)))
+		return r;
+	return view_eq(&x->v, &b) ? 0 : 1;
+}
+
+static bool sample_eq(const struct sample *x, const struct sample *y)
+{
+	return view_eq(&x->v, &y->v) && mreq_eq(&x->mt, &y->mt) &&
+	       mreq_eq(&x->mp, &y->mp) && rreq_eq(&x->rt, &y->rt) &&
+	       rreq_eq(&x->rp, &y->rp);
+}
+
+/*
+ * Does status disagree with the requests?  Where both levels inherit, the
+ * cgroup's preference or none applies, which only the cgroup owner's exact
+ * model checks further.
+ */
+static bool sample_mismatch(const struct sample *x, char *why, size_t len)
+{
+	const struct rreq *r;
+	const char *src;
+	uint64_t eff;
+	char b[4][32];
+	bool bad;
+
+	if (resolve_mask(&x->mt, &x->mp, x->v.hard, &src, &eff))
+		bad = strcmp(x->v.src, src) || x->v.pref != eff;
+	else
+		bad = !strcmp(x->v.src, "none") ? x->v.pref != x->v.hard
+						: strcmp(x->v.src, "cgroup");
+	if (!bad && resolve_ratio(&x->rt, &x->rp, &src, &r))
+		bad = strcmp(x->v.rsrc, src) || !ratio_shows(&x->v, r);
+	else if (!bad)
+		bad = strcmp(x->v.rsrc, "cgroup") && strcmp(x->v.rsrc, "default");
+	if (bad)
+		snprintf(why, len,
+			 "status preferred %llx source %s ratio %u:%u source %s (hard %llx), but requests thread %s process %s, ratios thread %s process %s",
+			 (unsigned long long)x->v.pref, x->v.src, x->v.ra,
+			 x->v.rp, x->v.rsrc, (unsigned long long)x->v.hard,
+			 fmt_mreq(&x->mt, b[0], sizeof(b[0])),
+			 fmt_mreq(&x->mp, b[1], sizeof(b[1])),
+			 fmt_rreq(&x->rt, b[2], sizeof(b[2])),
+			 fmt_rreq(&x->rp, b[3], sizeof(b[3])));
+	return bad;
+}
+
+/* Does the same sample come back, unchanged, for 100 ms? */
+static bool confirm_sample(pid_t pid, pid_t tid, const struct sample *first)
+{
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		struct sample x;
+
+		sleep_us(10000);
+		if (read_sample(pid, tid, &x) || !sample_eq(first, &x))
+			return false;
+	}
+	return true;
+}
+
 static void check_thread(pid_t pid, pid_t tid)
 {
 	struct view a, b;
-	uint64_t locked;
-	char st;
-	int cpu;
+	struct sample x;
+	char st, why[512];
+	int cpu, r;
 
-	if (read_status(pid, tid, &a) || read_stat(pid, tid, &st, &cpu) ||
-	    read_status(pid, tid, &b))
+	r = read_status(pid, tid, &a);
+	if (!r)
+		r = read_stat(pid, tid, &st, &cpu);
+	if (!r)
+		r = read_status(pid, tid, &b);
+	if (r == -2)
+		garbled(pid, tid, "status");
+	if (r)
 		return;	/* gone */
 
 	/* Soft within hard, from the lockless status view. */
@@ -1226,15 +1707,18 @@ static void check_thread(pid_t pid, pid_t tid)
 			count(C_transients);
 	}
 
-	/* Soft within hard, from soft_affinity_list (read under pi_lock). */
-	if (read_soft_list(pid, tid, &locked) == 0 &&
-	    read_status(pid, tid, &b) == 0 && a.hard == b.hard) {
-		count(C_checks_subset);
-		if (!locked || (locked & ~a.hard)) {
-			if (confirm(pid, tid, &b, false) && b.pref == locked)
-				violation("%d/%d: soft_affinity_list %llx not within hard mask %llx",
-					  pid, tid, (unsigned long long)locked,
-					  (unsigned long long)a.hard);
+	/*
+	 * What status says applies is what the thread's and its process's
+	 * requests give (thread > process > cgroup), whatever the hard mask.
+	 */
+	r = read_sample(pid, tid, &x);
+	if (r == -2) {
+		garbled(pid, tid, "status or soft_affinity_list/_ratio");
+	} else if (r == 0) {
+		count(C_checks_source);
+		if (sample_mismatch(&x, why, sizeof(why))) {
+			if (confirm_sample(pid, tid, &x))
+				violation("%d/%d: %s", pid, tid, why);
 			else
 				count(C_transients);
 		}
@@ -1326,25 +1810,26 @@ static void *checker(void *arg)
 /* --- the owner: an exact model of tasks nobody else touches --------------- */
 
 /*
- * The model of issue #13: a thread's own request and its process's are kept
- * apart, and the one written last is in force (masks and ratios each on
- * their own).  A thread shows request & hard, or its hard mask when there
- * is no request or they are disjoint.
+ * The model of ABI v4 (issue #24): a thread's own request and its
+ * process's are kept apart, masks and ratios each on their own, and each
+ * file reads back what was stored: inherit (""), "none" or the value, a
+ * mask covering the hard mask included.  The thread's request decides
+ * unless it inherits, then the process's; the owned process is in the root
+ * cgroup, which has no preference.  A thread shows request & hard, or its
+ * hard mask when they are disjoint, with the deciding level as the source;
+ * the hard mask with source "none" when that level says "none" or every
+ * level inherits.  The ratio likewise, source "default" (the sysctls).
  */
 struct owned {
 	pid_t tid;
 	uint64_t hard;		/* fixed: root cgroup, no other writer */
-	uint64_t req;		/* its own last accepted request (0: none) */
-	unsigned long seq;	/* when it was written */
-	unsigned int ra, rp;	/* its own ratio (ra 0: none) */
-	unsigned long rseq;
+	struct mreq req;	/* its own mask request */
+	struct rreq ratio;	/* its own ratio request */
 };
 
 static pid_t owned_pid;
-static uint64_t own_proc_req;		/* the process's request (0: none) */
-static unsigned long own_proc_seq, own_seq;
-static unsigned int own_proc_ra, own_proc_rp;
-static unsigned long own_proc_rseq;
+static struct mreq own_proc_req;	/* the process's mask request */
+static struct rreq own_proc_ratio;	/* the process's ratio request */
 
 static void *owned_narrow(void *arg)
 {
@@ -1399,59 +1884,27 @@ static pid_t start_owned(void)
 	return pid;
 }
 
-/* The effective mask the kernel must show for @o. */
-static uint64_t expected(const struct owned *o)
-{
-	uint64_t req = o->seq > own_proc_seq ? o->req : own_proc_req;
-
-	return (req & o->hard) ? req & o->hard : o->hard;
-}
-
-static int read_ratio(pid_t pid, pid_t tid, char *out, size_t len)
-{
-	char path[96];
-
-	if (tid)
-		snprintf(path, sizeof(path),
-			 "/proc/%d/task/%d/soft_affinity_ratio", pid, tid);
-	else
-		snprintf(path, sizeof(path), "/proc/%d/soft_affinity_ratio",
-			 pid);
-	if (read_file(path, out, len) < 0)
-		return -1;
-	out[strcspn(out, "\n")] = '\0';
-	return 0;
-}
-
-/* "A:P task" -> a, p; "A:P default" -> a = 0; -1 if neither. */
-static int parse_ratio(const char *s, unsigned int *a, unsigned int *p)
-{
-	char src[16];
-
-	if (sscanf(s, "%u:%u %15s", a, p, src) != 3 || *a < 1 || *a > 10000 ||
-	    *p < 1 || *p > 10000)
-		return -1;
-	if (!strcmp(src, "default")) {
-		*a = *p = 0;
-		return 0;
-	}
-	return strcmp(src, "task") ? -1 : 0;
-}
-
-/* Compare both views of @o with the model; -1 if it does not match. */
+/* Compare every view of @o with the model; -1 if one does not match. */
 static int owner_verify(struct owned *o, const char *what,
 			const struct mask_case *c, int err)
 {
-	uint64_t locked, want = expected(o);
-	unsigned int a, p, wa, wp;
-	char ratio[64];
+	struct mreq tl, th, pl;
+	struct rreq tr, pr;
+	const struct rreq *r = NULL;
+	const char *src, *rsrc = "default";
+	uint64_t want;
 	struct view v;
+	char b[10][32];
 
 	count(C_checks_owner);
-	if (read_soft_list(owned_pid, o->tid, &locked) ||
-	    read_status(owned_pid, o->tid, &v) ||
-	    read_ratio(owned_pid, o->tid, ratio, sizeof(ratio))) {
-		violation("owned task %d vanished", o->tid);
+	if (read_mreq(owned_pid, o->tid, true, &tl) ||
+	    read_mreq(owned_pid, o->tid, false, &th) ||
+	    read_mreq(owned_pid, 0, true, &pl) ||
+	    read_rreq(owned_pid, o->tid, &tr) ||
+	    read_rreq(owned_pid, 0, &pr) ||
+	    read_status(owned_pid, o->tid, &v)) {
+		violation("owned task %d vanished, or a soft affinity file of it is garbled",
+			  o->tid);
 		return -1;
 	}
 	if (v.hard != o->hard) {
@@ -1461,64 +1914,98 @@ static int owner_verify(struct owned *o, const char *what,
 		o->hard = v.hard;
 		return -1;
 	}
-	if (locked != want || v.pref != want) {
-		violation("owned task %d after %s \"%.*s\" (%s): preferred %llx (status %llx), want %llx",
+	/* The requests, exactly as stored, in both formats. */
+	if (!mreq_eq(&tl, &o->req) || !mreq_eq(&th, &o->req) ||
+	    !mreq_eq(&pl, &own_proc_req) || !rreq_eq(&tr, &o->ratio) ||
+	    !rreq_eq(&pr, &own_proc_ratio)) {
+		violation("owned task %d after %s \"%.*s\" (%s): requests read thread %s (hex %s), process %s, ratios thread %s, process %s; want %s, %s, %s, %s",
 			  o->tid, what, (int)c->len, c->buf,
 			  err ? strerror(-err) : "accepted",
-			  (unsigned long long)locked,
-			  (unsigned long long)v.pref,
-			  (unsigned long long)want);
+			  fmt_mreq(&tl, b[0], sizeof(b[0])),
+			  fmt_mreq(&th, b[1], sizeof(b[1])),
+			  fmt_mreq(&pl, b[2], sizeof(b[2])),
+			  fmt_rreq(&tr, b[3], sizeof(b[3])),
+			  fmt_rreq(&pr, b[4], sizeof(b[4])),
+			  fmt_mreq(&o->req, b[5], sizeof(b[5])),
+			  fmt_mreq(&own_proc_req, b[6], sizeof(b[6])),
+			  fmt_rreq(&o->ratio, b[7], sizeof(b[7])),
+			  fmt_rreq(&own_proc_ratio, b[8], sizeof(b[8])));
 		/* Resynchronise so one bug is reported once. */
-		o->req = locked;
-		o->seq = ++own_seq;
+		o->req = tl;
+		own_proc_req = pl;
+		o->ratio = tr;
+		own_proc_ratio = pr;
 		return -1;
 	}
-	if (o->rseq > own_proc_rseq) {
-		wa = o->ra;
-		wp = o->rp;
-	} else {
-		wa = own_proc_ra;
-		wp = own_proc_rp;
+	/* What applies: thread, then process, then (root cgroup) none. */
+	if (!resolve_mask(&o->req, &own_proc_req, o->hard, &src, &want)) {
+		src = "none";
+		want = o->hard;
 	}
-	/* sysctl_churn changes the default's numbers: only its source counts. */
-	if (parse_ratio(ratio, &a, &p) || a != wa || (wa && p != wp)) {
-		violation("owned task %d after %s \"%.*s\" (%s): ratio \"%s\", want %u:%u %s",
+	if (v.pref != want || strcmp(v.src, src)) {
+		violation("owned task %d after %s \"%.*s\" (%s): status preferred %llx source %s, want %llx %s (thread %s, process %s, hard %llx)",
 			  o->tid, what, (int)c->len, c->buf,
-			  err ? strerror(-err) : "accepted", ratio, wa, wp,
-			  wa ? "task" : "(default)");
-		if (parse_ratio(ratio, &a, &p) == 0) {
-			o->ra = a;
-			o->rp = p;
-			o->rseq = ++own_seq;
-		}
+			  err ? strerror(-err) : "accepted",
+			  (unsigned long long)v.pref, v.src,
+			  (unsigned long long)want, src,
+			  fmt_mreq(&o->req, b[0], sizeof(b[0])),
+			  fmt_mreq(&own_proc_req, b[1], sizeof(b[1])),
+			  (unsigned long long)o->hard);
+		return -1;
+	}
+	if (!resolve_ratio(&o->ratio, &own_proc_ratio, &rsrc, &r))
+		rsrc = "default";
+	/* sysctl_churn changes the default's numbers: only its source counts. */
+	if (strcmp(v.rsrc, rsrc) || (r && !ratio_shows(&v, r))) {
+		violation("owned task %d after %s \"%.*s\" (%s): status ratio %u:%u source %s, want %s %s (thread %s, process %s)",
+			  o->tid, what, (int)c->len, c->buf,
+			  err ? strerror(-err) : "accepted", v.ra, v.rp,
+			  v.rsrc, r ? fmt_rreq(r, b[0], sizeof(b[0])) : "the sysctls'",
+			  rsrc, fmt_rreq(&o->ratio, b[1], sizeof(b[1])),
+			  fmt_rreq(&own_proc_ratio, b[2], sizeof(b[2])));
 		return -1;
 	}
 	return 0;
 }
 
-/* A ratio to write: valid ("A:P", "default") or not; *a 0 for "default". */
-static bool make_ratio(uint64_t *s, char *buf, size_t len, unsigned int *a,
-		       unsigned int *p)
+/* The path of a file of the owned thread @which (0, 1) or process (2). */
+static void owned_path(char *path, size_t len, const struct owned *o,
+		       int which, const char *file)
 {
-	static const char *const bad[] = {
-		"0:1", "1:0", "10001:1", "1:10001", "5", "5:", ":5", "a:b", "",
-		"\n", "-1:1", "5:4:3", "default5", "1:1 1", "4294967297:1",
-	};
-	unsigned int r = rndn(s, 100);
+	if (which < 2)
+		snprintf(path, len, "/proc/%d/task/%d/%s", owned_pid,
+			 o[which].tid, file);
+	else
+		snprintf(path, len, "/proc/%d/%s", owned_pid, file);
+}
 
-	if (r < 60) {
-		*a = 1 + rndn(s, 10000);
-		*p = 1 + rndn(s, 10000);
-		snprintf(buf, len, "%u:%u%s", *a, *p, rndn(s, 2) ? "\n" : "");
-		return true;
+/* Whatever a read returns, written back, changes nothing. */
+static void owner_roundtrip(uint64_t *s, struct owned *o, int which)
+{
+	static const char *const files[] = {
+		"soft_affinity_list", "soft_affinity", "soft_affinity_ratio",
+	};
+	struct mask_case c;
+	char path[96];
+	ssize_t n;
+	int err;
+
+	memset(&c, 0, sizeof(c));
+	owned_path(path, sizeof(path), o, which, files[rndn(s, 3)]);
+	n = read_file(path, c.buf, sizeof(c.buf));
+	if (n < 0) {
+		violation("owned %s: unreadable", path);
+		return;
 	}
-	if (r < 75) {
-		*a = *p = 0;
-		snprintf(buf, len, "default%s", rndn(s, 2) ? "\n" : "");
-		return true;
-	}
-	snprintf(buf, len, "%s", bad[rndn(s, sizeof(bad) / sizeof(*bad))]);
-	return false;
+	c.len = (size_t)n;
+	err = write_file(path, c.buf, c.len);
+	count(C_checks_roundtrip);
+	count(err ? C_owner_writes_rejected : C_owner_writes_ok);
+	if (err)
+		violation("owned %s: \"%.*s\" as read, written back: %s", path,
+			  (int)strcspn(c.buf, "\n"), c.buf, strerror(-err));
+	owner_verify(&o[0], "read and written back", &c, err);
+	owner_verify(&o[1], "read and written back", &c, err);
 }
 
 static void *owner(void *arg)
@@ -1562,49 +2049,52 @@ static void *owner(void *arg)
 		}
 		o[0].hard = v.hard;
 	}
+	/* A new process and thread inherit at both levels. */
 	if (owner_verify(&o[0], "start", &(struct mask_case){ 0 }, 0) ||
 	    owner_verify(&o[1], "start", &(struct mask_case){ 0 }, 0))
 		return NULL;
 
 	while (!stop) {
 		struct mask_case c;
-		int which = rndn(&s, 3), err;
-		bool list = rndn(&s, 2), ratio = rndn(&s, 4) == 0;
+		int which = rndn(&s, 3), err;	/* 0, 1: a thread; 2: the process */
+		pid_t t = which < 2 ? o[which].tid : 0;
+		unsigned int op = rndn(&s, 16);
+		bool list = rndn(&s, 2);
 		char path[96];
 
-		if (ratio) {
-			unsigned int a, p;
-			bool valid;
+		if (op < 2) {
+			owner_roundtrip(&s, o, which);
+			continue;
+		}
+		if (op < 6) {
+			struct rreq want;
+			int kind;
 
-			valid = make_ratio(&s, c.buf, sizeof(c.buf), &a, &p);
+			memset(&c, 0, sizeof(c));
+			kind = make_ratio(&s, c.buf, sizeof(c.buf), &want);
 			c.len = strlen(c.buf);
-			if (which < 2)
-				snprintf(path, sizeof(path),
-					 "/proc/%d/task/%d/soft_affinity_ratio",
-					 owned_pid, o[which].tid);
-			else
-				snprintf(path, sizeof(path),
-					 "/proc/%d/soft_affinity_ratio", owned_pid);
+			owned_path(path, sizeof(path), o, which,
+				   "soft_affinity_ratio");
 			err = write_file(path, c.buf, c.len);
 			count(err ? C_owner_writes_rejected : C_owner_writes_ok);
-			if (valid && err)
+			if (kind == RC_OK && err)
 				violation("owned %s: valid \"%.*s\" refused: %s",
 					  path, (int)c.len, c.buf, strerror(-err));
-			if (!valid && err != -EINVAL)
-				violation("owned %s: invalid \"%.*s\": %s, not EINVAL",
-					  path, (int)c.len, c.buf,
-					  err ? strerror(-err) : "accepted");
-			if (!err && valid) {
-				own_seq++;
-				if (which < 2) {
-					o[which].ra = a;
-					o[which].rp = p;
-					o[which].rseq = own_seq;
-				} else {
-					own_proc_ra = a;
-					own_proc_rp = p;
-					own_proc_rseq = own_seq;
-				}
+			if (kind != RC_OK && err && err != -EINVAL)
+				violation("owned %s: \"%.*s\": %s, not EINVAL",
+					  path, (int)c.len, c.buf, strerror(-err));
+			if (kind == RC_BAD && !err)
+				violation("owned %s: invalid \"%.*s\" accepted",
+					  path, (int)c.len, c.buf);
+			if (!err) {
+				/* Taken: what the ABI does not fix, as stored. */
+				if (kind != RC_OK && read_rreq(owned_pid, t, &want))
+					violation("owned %s: \"%.*s\" taken, but the ratio does not read back",
+						  path, (int)c.len, c.buf);
+				if (which < 2)
+					o[which].ratio = want;
+				else
+					own_proc_ratio = want;
 			}
 			owner_verify(&o[0], "ratio write", &c, err);
 			owner_verify(&o[1], "ratio write", &c, err);
@@ -1612,13 +2102,8 @@ static void *owner(void *arg)
 		}
 
 		make_case(&s, &c, list);
-		if (which < 2)
-			snprintf(path, sizeof(path), "/proc/%d/task/%d/%s",
-				 owned_pid, o[which].tid,
-				 list ? "soft_affinity_list" : "soft_affinity");
-		else
-			snprintf(path, sizeof(path), "/proc/%d/%s", owned_pid,
-				 list ? "soft_affinity_list" : "soft_affinity");
+		owned_path(path, sizeof(path), o, which,
+			   list ? "soft_affinity_list" : "soft_affinity");
 		err = write_file(path, c.buf, c.len);
 		count(err ? C_owner_writes_rejected : C_owner_writes_ok);
 		if (err && err != -EINVAL)
@@ -1627,36 +2112,22 @@ static void *owner(void *arg)
 		if (!err && c.must_fail)
 			violation("owned %s: invalid \"%.*s\" accepted", path,
 				  (int)c.len, c.buf);
-		/* Since #13 a clean mask is stored, within the hard mask or not. */
+		/* A clean mask or word is stored, within the hard mask or not. */
 		if (c.known && err)
 			violation("owned %s: valid \"%.*s\" refused: %s", path,
 				  (int)c.len, c.buf, strerror(-err));
 
 		if (!err) {
-			uint64_t m = c.mask;
+			struct mreq m = c.req;
 
-			if (!c.known) {
-				/*
-				 * An accepted odd spelling: take what the
-				 * kernel stored, as the written level shows
-				 * it (the leader's hard mask is every CPU,
-				 * so it shows a process request as it is).
-				 */
-				pid_t t = which < 2 ? o[which].tid : owned_pid;
-
-				if (read_soft_list(owned_pid, t, &m) || !m)
-					violation("owned %d: \"%.*s\" stored %llx",
-						  t, (int)c.len, c.buf,
-						  (unsigned long long)m);
-			}
-			own_seq++;
-			if (which < 2) {
+			/* An accepted odd spelling: what the level reads now. */
+			if (!c.known && read_mreq(owned_pid, t, list, &m))
+				violation("owned %s: \"%.*s\" taken, but the request does not read back",
+					  path, (int)c.len, c.buf);
+			if (which < 2)
 				o[which].req = m;
-				o[which].seq = own_seq;
-			} else {
+			else
 				own_proc_req = m;
-				own_proc_seq = own_seq;
-			}
 		}
 		owner_verify(&o[0], which < 2 ? "thread write" : "process write",
 			     &c, err);
@@ -1675,10 +2146,14 @@ static void *owner(void *arg)
  * short-lived threads) that only this actor moves, between two cgroups
  * P0 and P1 under a parent PARENT whose preference files only this actor
  * writes.  After every step every thread of it must show what the model
- * gives: its process request if it has one (source "task"), else its
- * cgroup's own preference or the parent's (source "cgroup"), else none;
- * the mask is that & its hard mask, or the hard mask; the ratio likewise
- * ("A:P task", "A:P cgroup" or "... default").  The hard mask is the
+ * gives: its own requests inherit (nobody writes them), so its process
+ * request decides unless that inherits (source "process"; "none": no
+ * preference), then its cgroup's own preference unless that inherits, then
+ * the parent's (source "cgroup"; "none" or nothing: source "none"); the
+ * mask is that & its hard mask, or the hard mask; the ratio likewise
+ * (source "process", "cgroup" or "default").  Each cgroup's
+ * cpuset.cpus.preferred.effective is its resolved list within its
+ * cpuset.cpus.effective, empty for "none" or nothing.  The hard mask is the
  * cpuset's and changes with hotplug and partitions: it is read with the
  * preferred mask, and a mismatch must persist over 100 ms to count.
  */
@@ -1715,65 +2190,136 @@ static pid_t start_cgown(void)
 }
 
 struct cgmodel {
-	uint64_t pref[3];		/* own cpuset.cpus.preferred (0: none) */
-	unsigned int ra[3], rp[3];	/* own ratio (ra 0: default) */
+	struct mreq pref[3];		/* own cpuset.cpus.preferred */
+	struct rreq ratio[3];		/* own cpuset.cpus.preferred.ratio */
 	int where;			/* 1: P0, 2: P1 */
-	uint64_t req;			/* process request (0: none) */
-	unsigned int pra, prp;		/* process ratio (pra 0: none) */
+	struct mreq req;		/* process request */
+	struct rreq pratio;		/* process ratio */
 };
 
-static int read_source(pid_t pid, pid_t tid, char *out, size_t len)
+/* The cgroup level for a task in P0 or P1 (@k 1, 2), or the parent's (0). */
+static const struct mreq *cg_mask_of(const struct cgmodel *m, int k)
 {
-	char buf[STATUS_MAX], *p;
+	return m->pref[k].st != RS_INHERIT ? &m->pref[k] : &m->pref[0];
+}
 
-	if (read_task_status(pid, tid, buf))
-		return -1;
-	p = strstr(buf, "\nCpus_preferred_source:\t");
-	if (!p)
-		return -1;
-	snprintf(out, len, "%s", p + 24);
-	out[strcspn(out, "\n")] = '\0';
-	return 0;
+static const struct rreq *cg_ratio_of(const struct cgmodel *m, int k)
+{
+	return m->ratio[k].st != RS_INHERIT ? &m->ratio[k] : &m->ratio[0];
 }
 
 /* 1 if thread @tid matches the model, 0 if not (in *why), -1 if gone. */
 static int cgown_match(const struct cgmodel *m, pid_t tid, char *why,
 		       size_t len)
 {
-	uint64_t cg = m->pref[m->where] ? m->pref[m->where] : m->pref[0];
-	unsigned int cra = m->ra[m->where] ? m->ra[m->where] : m->ra[0];
-	unsigned int crp = m->ra[m->where] ? m->rp[m->where] : m->rp[0];
-	const char *wsrc = m->req ? "task" : cg ? "cgroup" : "none";
-	uint64_t req = m->req ? m->req : cg, want;
-	char src[32], ratio[64], wratio[64], rsrc[16];
+	const struct mreq *mr = m->req.st != RS_INHERIT ? &m->req
+							 : cg_mask_of(m, m->where);
+	const struct rreq *rr = m->pratio.st != RS_INHERIT
+					? &m->pratio
+					: cg_ratio_of(m, m->where);
+	const char *wsrc, *wrsrc;
+	struct mreq tm, pm;
+	struct rreq tr, pr;
 	struct view a, b;
-	unsigned int ga, gp;
+	uint64_t want;
+	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+	int r;
 
-	if (read_status(cgown_pid, tid, &a) ||
-	    read_source(cgown_pid, tid, src, sizeof(src)) ||
-	    read_ratio(cgown_pid, tid, ratio, sizeof(ratio)) ||
-	    read_status(cgown_pid, tid, &b))
+	r = read_status(cgown_pid, tid, &a);
+	if (!r)
+		r = read_mreq(cgown_pid, tid, true, &tm);
+	if (!r)
+		r = read_rreq(cgown_pid, tid, &tr);
+	if (!r)
+		r = read_mreq(cgown_pid, 0, true, &pm);
+	if (!r)
+		r = read_rreq(cgown_pid, 0, &pr);
+	if (!r)
+		r = read_status(cgown_pid, tid, &b);
+	if (r == -2) {
+		snprintf(why, len, "status or a soft_affinity file is garbled");
+		return 0;
+	}
+	if (r)
 		return -1;
-	if (a.hard != b.hard || a.pref != b.pref) {
+	if (!view_eq(&a, &b)) {
 		snprintf(why, len, "hard or preferred mask changed while read");
 		return 0;
 	}
-	want = (req & a.hard) ? req & a.hard : a.hard;
-	if (m->pra)
-		snprintf(wratio, sizeof(wratio), "%u:%u task", m->pra, m->prp);
-	else if (cra)
-		snprintf(wratio, sizeof(wratio), "%u:%u cgroup", cra, crp);
-	else
-		snprintf(wratio, sizeof(wratio), "default");
-	if (sscanf(ratio, "%u:%u %15s", &ga, &gp, rsrc) != 3)
-		rsrc[0] = '\0';
-	if (a.pref != want || strcmp(src, wsrc) ||
-	    (m->pra || cra ? strcmp(ratio, wratio) : strcmp(rsrc, "default"))) {
+	/* Nobody writes its threads' own requests; its process's, as written. */
+	if (tm.st != RS_INHERIT || tr.st != RS_INHERIT ||
+	    !mreq_eq(&pm, &m->req) || !rreq_eq(&pr, &m->pratio)) {
 		snprintf(why, len,
-			 "preferred %llx source %s ratio \"%s\"; want %llx %s \"%s\" (hard %llx, in P%d)",
-			 (unsigned long long)a.pref, src, ratio,
-			 (unsigned long long)want, wsrc, wratio,
-			 (unsigned long long)a.hard, m->where - 1);
+			 "requests read thread %s ratio %s, process %s ratio %s; want inherit, inherit, %s, %s",
+			 fmt_mreq(&tm, b1, sizeof(b1)), fmt_rreq(&tr, b2, sizeof(b2)),
+			 fmt_mreq(&pm, b3, sizeof(b3)), fmt_rreq(&pr, b4, sizeof(b4)),
+			 fmt_mreq(&m->req, b5, sizeof(b5)),
+			 fmt_rreq(&m->pratio, b6, sizeof(b6)));
+		return 0;
+	}
+	if (mr->st == RS_SET) {
+		wsrc = mr == &m->req ? "process" : "cgroup";
+		want = effective(mr->mask, a.hard);
+	} else {
+		wsrc = "none";
+		want = a.hard;
+	}
+	if (rr->st == RS_SET)
+		wrsrc = rr == &m->pratio ? "process" : "cgroup";
+	else
+		wrsrc = "default";
+	if (a.pref != want || strcmp(a.src, wsrc) || strcmp(a.rsrc, wrsrc) ||
+	    !ratio_shows(&a, rr)) {
+		snprintf(why, len,
+			 "preferred %llx source %s ratio %u:%u source %s; want %llx %s, ratio %s %s (hard %llx, in P%d)",
+			 (unsigned long long)a.pref, a.src, a.ra, a.rp, a.rsrc,
+			 (unsigned long long)want, wsrc,
+			 rr->st == RS_SET ? fmt_rreq(rr, b1, sizeof(b1)) : "the sysctls'",
+			 wrsrc, (unsigned long long)a.hard, m->where - 1);
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * cgroup @k's cpuset.cpus.preferred.effective: the nearest request of it
+ * and its ancestors that does not inherit (above the parent nothing is
+ * written), a list within its cpuset.cpus.effective; empty for "none" or
+ * nothing.  1 if it matches the model, 0 if not (in *why).
+ */
+static int cgeff_match(const struct cgmodel *m, int k, char *why, size_t len)
+{
+	const struct mreq *r = cg_mask_of(m, k);
+	char path[256], e1[256], e2[256], buf[256];
+	uint64_t cpus, got, want;
+
+	snprintf(path, sizeof(path), "%s/cpuset.cpus.effective", pcg[k]);
+	if (read_file(path, e1, sizeof(e1)) < 0) {
+		snprintf(why, len, "%s unreadable", path);
+		return 0;
+	}
+	snprintf(path, sizeof(path), "%s/cpuset.cpus.preferred.effective",
+		 pcg[k]);
+	if (read_file(path, buf, sizeof(buf)) < 0) {
+		snprintf(why, len, "%s unreadable", path);
+		return 0;
+	}
+	snprintf(path, sizeof(path), "%s/cpuset.cpus.effective", pcg[k]);
+	if (read_file(path, e2, sizeof(e2)) < 0 || strcmp(e1, e2)) {
+		snprintf(why, len, "cpuset.cpus.effective changed while read");
+		return 0;
+	}
+	if (softaff_parse_cpulist64(e1, &cpus) ||
+	    softaff_parse_cpulist64(buf, &got)) {
+		snprintf(why, len, "reads \"%.*s\" with cpuset.cpus.effective \"%.*s\": garbled",
+			 (int)strcspn(buf, "\n"), buf, (int)strcspn(e1, "\n"), e1);
+		return 0;
+	}
+	want = r->st == RS_SET ? r->mask & cpus : 0;
+	if (got != want) {
+		snprintf(why, len, "reads %llx, want %llx (request %s, cpuset.cpus.effective %llx)",
+			 (unsigned long long)got, (unsigned long long)want,
+			 fmt_mreq(r, e2, sizeof(e2)), (unsigned long long)cpus);
 		return 0;
 	}
 	return 1;
@@ -1782,10 +2328,10 @@ static int cgown_match(const struct cgmodel *m, pid_t tid, char *why,
 static void cgown_verify(const struct cgmodel *m, const char *after)
 {
 	pid_t tids[MAX_TIDS];
-	int n = list_tids(cgown_pid, tids, MAX_TIDS), j, i;
+	int n = list_tids(cgown_pid, tids, MAX_TIDS), j, i, k;
 
 	for (j = 0; j < n && !stop; j++) {
-		char why[256];
+		char why[512];
 		int r = 0;
 
 		count(C_checks_cgroup);
@@ -1798,6 +2344,23 @@ static void cgown_verify(const struct cgmodel *m, const char *after)
 		if (r == 0)
 			violation("cgroup-owned %d/%d after %s: %s", cgown_pid,
 				  tids[j], after, why);
+		else if (i)
+			count(C_transients);
+	}
+	for (k = 0; k < 3 && !stop; k++) {
+		char why[512];
+		int r = 0;
+
+		count(C_checks_cgeffective);
+		for (i = 0; i < 10; i++) {
+			r = cgeff_match(m, k, why, sizeof(why));
+			if (r)
+				break;
+			sleep_us(10000);
+		}
+		if (r == 0)
+			violation("%s/cpuset.cpus.preferred.effective after %s: %s",
+				  pcg[k], after, why);
 		else if (i)
 			count(C_transients);
 	}
@@ -1832,7 +2395,7 @@ static void *cgowner(void *arg)
 		if (r < 45) {
 			int k = rndn(&s, 3);
 
-			cg_pref_edit(&s, pcg[k], &m.pref[k], &m.ra[k], &m.rp[k]);
+			cg_pref_edit(&s, pcg[k], &m.pref[k], &m.ratio[k]);
 			snprintf(what, sizeof(what), "a preference edit of %s",
 				 k ? (k == 1 ? "P0" : "P1") : "the parent");
 		} else if (r < 65) {
@@ -1848,18 +2411,29 @@ static void *cgowner(void *arg)
 			m.where = to;
 			snprintf(what, sizeof(what), "a move to P%d", to - 1);
 		} else if (r < 80) {
-			/* Its process request: CPU 0 and more, or cleared. */
-			bool clear = rndn(&s, 3) == 0;
-			uint64_t req = clear ? all_mask : 1 | random_cpus(&s);
-			char path[64], val[160], src[32];
-			struct view before, after;
+			/*
+			 * Its process request: CPU 0 and more, every CPU
+			 * (covering the hard mask: stored all the same),
+			 * inherit (its cgroup's applies) or none.
+			 */
+			unsigned int kind = rndn(&s, 6);
+			struct mreq req = { RS_SET, 0 };
+			char path[64], val[160];
 			int err;
 
-			fmt_list(req, val, sizeof(val));
+			if (kind < 4) {
+				req.mask = kind < 3 ? 1 | random_cpus(&s) : all_mask;
+				fmt_list(req.mask, val, sizeof(val));
+			} else if (kind == 4) {
+				req.st = RS_INHERIT;
+				snprintf(val, sizeof(val), "%s",
+					 rndn(&s, 2) ? "inherit\n" : "\n");
+			} else {
+				req.st = RS_NONE;
+				snprintf(val, sizeof(val), "none\n");
+			}
 			snprintf(path, sizeof(path), "/proc/%d/soft_affinity_list",
 				 cgown_pid);
-			if (read_status(cgown_pid, cgown_pid, &before))
-				break;
 			err = write_file(path, val, strlen(val));
 			count(C_cgown_writes);
 			if (err) {
@@ -1867,30 +2441,18 @@ static void *cgowner(void *arg)
 					  strerror(-err));
 				continue;
 			}
-			if (read_status(cgown_pid, cgown_pid, &after) ||
-			    read_source(cgown_pid, cgown_pid, src, sizeof(src)))
-				break;
-			/* A mask covering the hard mask clears the request. */
-			if (clear || strcmp(src, "task")) {
-				if (!clear && (before.hard & ~req) &&
-				    (after.hard & ~req))
-					violation("cgroup-owned: \"%s\" under hard %llx not stored (source %s)",
-						  val, (unsigned long long)after.hard,
-						  src);
-				m.req = 0;
-			} else {
-				m.req = req;
-			}
-			snprintf(what, sizeof(what), "process request \"%s\"", val);
+			m.req = req;
+			snprintf(what, sizeof(what), "process request \"%.*s\"",
+				 (int)strcspn(val, "\n"), val);
 		} else if (r < 92) {
 			char path[64], val[64];
-			unsigned int a, p;
+			struct rreq want;
 			int err;
 
-			if (!make_ratio(&s, val, sizeof(val), &a, &p))
-				snprintf(val, sizeof(val), "default");
-			if (!strncmp(val, "default", 7))
-				a = p = 0;
+			if (make_ratio(&s, val, sizeof(val), &want) != RC_OK) {
+				snprintf(val, sizeof(val), "inherit\n");
+				want.st = RS_INHERIT;
+			}
 			snprintf(path, sizeof(path), "/proc/%d/soft_affinity_ratio",
 				 cgown_pid);
 			err = write_file(path, val, strlen(val));
@@ -1900,8 +2462,7 @@ static void *cgowner(void *arg)
 					  strerror(-err));
 				continue;
 			}
-			m.pra = a;
-			m.prp = p;
+			m.pratio = want;
 			snprintf(what, sizeof(what), "process ratio \"%.*s\"",
 				 (int)strcspn(val, "\n"), val);
 		} else {
