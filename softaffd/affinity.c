@@ -45,7 +45,7 @@ static void soft_path(char *path, size_t size, int tid)
 	snprintf(path, size, "task/%d/soft_affinity_list", tid);
 }
 
-int aff_read_soft(int pfd, int tid, struct cpuset *ret)
+int aff_read_soft(int pfd, int tid, struct cpureq *ret)
 {
 	char path[64], buf[CPUSET_LIST_BUFSZ];
 	ssize_t n;
@@ -54,17 +54,18 @@ int aff_read_soft(int pfd, int tid, struct cpuset *ret)
 	n = read_file_at(pfd, path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
-	return cpuset_parse_list(buf, ret) < 0 ? -EBADMSG : 0;
+	return cpureq_parse_list(buf, ret) < 0 ? -EBADMSG : 0;
 }
 
-static enum aff_result write_mask(int pfd, int tid, const struct cpuset *mask,
-				  int *ret_err)
+/* Write the request (a word or a list) to the thread's own file. */
+static enum aff_result write_req(int pfd, int tid, const struct cpureq *req,
+				 int *ret_err)
 {
 	char path[64], buf[CPUSET_LIST_BUFSZ + 1];
 	int n, r;
 
 	soft_path(path, sizeof(path), tid);
-	n = cpuset_format_list(mask, buf, sizeof(buf) - 1);
+	n = cpureq_format(req, true, buf, sizeof(buf) - 1);
 	if (n < 0) {
 		*ret_err = n;
 		return AFF_ERROR;
@@ -75,9 +76,9 @@ static enum aff_result write_mask(int pfd, int tid, const struct cpuset *mask,
 	return r < 0 ? aff_classify(r) : AFF_WRITTEN;
 }
 
-/* Read hard and soft masks of one thread; AFF_WRITTEN means "go on". */
+/* Read a thread's hard mask and request; AFF_WRITTEN means "go on". */
 static enum aff_result read_masks(int pfd, int tid, struct cpuset *hard,
-				  struct cpuset *soft, int *ret_err)
+				  struct cpureq *req, int *ret_err)
 {
 	struct pstat st;
 	int r;
@@ -90,9 +91,9 @@ static enum aff_result read_masks(int pfd, int tid, struct cpuset *hard,
 	r = procfs_read_status(pfd, tid, hard, NULL);
 	if (r < 0)
 		goto err;
-	r = aff_read_soft(pfd, tid, soft);
+	r = aff_read_soft(pfd, tid, req);
 	if (r == -ENOENT && aff_missing_is_off) {
-		*soft = *hard;
+		req->state = REQ_INHERIT;
 		r = 0;
 	}
 	if (r < 0)
@@ -103,35 +104,34 @@ err:
 	return aff_classify(r);
 }
 
-enum aff_result aff_decide(const struct cpuset *hard, const struct cpuset *soft,
-			   const struct cpuset *target, enum aff_claim claim,
-			   struct cpuset *ret_want)
+static bool req_is(const struct cpureq *req, const struct cpuset *target)
 {
-	cpuset_and(ret_want, target, hard);
-	if (cpuset_empty(ret_want))
+	return req->state == REQ_SET && cpuset_equal(&req->cpus, target);
+}
+
+enum aff_result aff_decide(const struct cpuset *hard, const struct cpureq *req,
+			   const struct cpuset *target, enum aff_claim claim)
+{
+	if (!cpuset_intersects(target, hard))
 		return AFF_EMPTY;
-	if (cpuset_equal(ret_want, soft))
+	if (req_is(req, target))
 		return AFF_UNCHANGED;
 	/*
-	 * Soft affinity off (soft == hard) on a thread we have not met is
-	 * the inherited default, not a choice; on one we set it is.
+	 * Inherit on a thread we have not met is where every thread
+	 * starts, not a choice; on one we set, someone undid ours.
 	 */
 	if (claim == AFF_OURS ||
-	    (claim == AFF_NEW && !cpuset_equal(soft, hard)))
+	    (claim == AFF_NEW && req->state != REQ_INHERIT))
 		return AFF_FOREIGN;
 	return AFF_WRITTEN;
 }
 
-enum aff_result aff_decide_restore(const struct cpuset *hard,
-				   const struct cpuset *soft,
+enum aff_result aff_decide_restore(const struct cpureq *req,
 				   const struct cpuset *target)
 {
-	struct cpuset ours;
-
-	if (cpuset_equal(soft, hard))
+	if (req->state == REQ_INHERIT)
 		return AFF_UNCHANGED;
-	cpuset_and(&ours, target, hard);
-	return cpuset_equal(soft, &ours) ? AFF_WRITTEN : AFF_FOREIGN;
+	return req_is(req, target) ? AFF_WRITTEN : AFF_FOREIGN;
 }
 
 /* Read, decide (restore or apply with claim), write what was decided. */
@@ -140,22 +140,23 @@ static enum aff_result aff_thread(int pfd, int tid,
 				  enum aff_claim claim, bool dry_run,
 				  int *ret_err)
 {
-	struct cpuset hard, soft, want;
+	struct cpureq req, want = {.state = REQ_INHERIT};
+	struct cpuset hard;
 	enum aff_result res;
 
 	*ret_err = 0;
-	res = read_masks(pfd, tid, &hard, &soft, ret_err);
+	res = read_masks(pfd, tid, &hard, &req, ret_err);
 	if (res != AFF_WRITTEN)
 		return res;
 	if (restore) {
-		res = aff_decide_restore(&hard, &soft, target);
-		want = hard;
+		res = aff_decide_restore(&req, target);
 	} else {
-		res = aff_decide(&hard, &soft, target, claim, &want);
+		res = aff_decide(&hard, &req, target, claim);
+		want = (struct cpureq){.state = REQ_SET, .cpus = *target};
 	}
 	if (res != AFF_WRITTEN || dry_run)
 		return res;
-	return write_mask(pfd, tid, &want, ret_err);
+	return write_req(pfd, tid, &want, ret_err);
 }
 
 enum aff_result aff_apply_thread(int pfd, int tid, const struct cpuset *target,
@@ -172,26 +173,8 @@ enum aff_result aff_restore_thread(int pfd, int tid,
 	return aff_thread(pfd, tid, target, true, AFF_OURS, dry_run, ret_err);
 }
 
-/*
- * /proc/PID/soft_affinity_ratio:
- *   100:1 default
- *   5:4 task
- */
-int aff_parse_ratio(const char *buf, struct ratio *ret, bool *ret_own)
-{
-	char src[16];
-	unsigned int a, p;
-	int n = 0;
-
-	if (sscanf(buf, "%u:%u %15s%n", &a, &p, src, &n) != 3 || !a || !p)
-		return -EBADMSG;
-	ret->allowed = a;
-	ret->preferred = p;
-	*ret_own = !strcmp(src, "task");
-	return 0;
-}
-
-int aff_read_ratio(int pfd, struct ratio *ret, bool *ret_own)
+/* /proc/PID/soft_affinity_ratio: "\n", "none\n" or "5:4\n". */
+int aff_read_ratio(int pfd, struct pref_ratio *ret)
 {
 	char buf[64];
 	ssize_t n;
@@ -199,29 +182,30 @@ int aff_read_ratio(int pfd, struct ratio *ret, bool *ret_own)
 	n = read_file_at(pfd, "soft_affinity_ratio", buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
-	return aff_parse_ratio(buf, ret, ret_own);
+	return pref_parse_ratio(buf, ret) < 0 ? -EBADMSG : 0;
 }
 
-static bool ratio_eq(const struct ratio *a, const struct ratio *b)
+static bool ratio_is(const struct pref_ratio *cur, const struct ratio *r)
 {
-	return a->allowed == b->allowed && a->preferred == b->preferred;
+	return cur->state == REQ_SET && cur->allowed == r->allowed &&
+	       cur->preferred == r->preferred;
 }
 
-enum aff_result aff_decide_ratio(const struct ratio *cur, bool own,
+enum aff_result aff_decide_ratio(const struct pref_ratio *cur,
 				 const struct ratio *ours,
 				 const struct ratio *want)
 {
 	bool set_before = ours->allowed != 0;
 
 	if (!want) {
-		if (!own)
+		if (cur->state == REQ_INHERIT)
 			return AFF_UNCHANGED;
-		return set_before && ratio_eq(cur, ours) ? AFF_WRITTEN
+		return set_before && ratio_is(cur, ours) ? AFF_WRITTEN
 							 : AFF_FOREIGN;
 	}
-	if (own && ratio_eq(cur, want))
+	if (ratio_is(cur, want))
 		return AFF_UNCHANGED;
-	if (set_before && !(own && ratio_eq(cur, ours)))
+	if (set_before && !ratio_is(cur, ours))
 		return AFF_FOREIGN;
 	return AFF_WRITTEN;
 }
@@ -230,26 +214,25 @@ enum aff_result aff_apply_ratio(int pfd, const struct ratio *ours,
 				const struct ratio *want, bool dry_run,
 				int *ret_err)
 {
-	struct ratio cur;
+	struct pref_ratio cur;
 	enum aff_result res;
 	char buf[32];
-	bool own;
 	int n, r;
 
 	*ret_err = 0;
-	r = aff_read_ratio(pfd, &cur, &own);
+	r = aff_read_ratio(pfd, &cur);
 	if (r < 0) {
 		*ret_err = r;
 		return aff_classify(r);
 	}
-	res = aff_decide_ratio(&cur, own, ours, want);
+	res = aff_decide_ratio(&cur, ours, want);
 	if (res != AFF_WRITTEN || dry_run)
 		return res;
 	if (want)
 		n = snprintf(buf, sizeof(buf), "%u:%u\n", want->allowed,
 			     want->preferred);
 	else
-		n = snprintf(buf, sizeof(buf), "default\n");
+		n = snprintf(buf, sizeof(buf), "inherit\n");
 	r = aff_write(pfd, "soft_affinity_ratio", buf, (size_t)n);
 	*ret_err = r;
 	return r < 0 ? aff_classify(r) : AFF_WRITTEN;

@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "cpuset.h"
+#include "pref.h"
 
 /* What happened to one thread; the caller decides what to log. */
 enum aff_result {
@@ -37,41 +38,43 @@ extern aff_write_fn aff_write;
 enum aff_result aff_classify(int err);
 
 /*
- * Read task/TID/soft_affinity_list under a process directory fd
- * (procfs_open_pid()).  0 or -errno.
+ * Read the thread's own request, task/TID/soft_affinity_list, under a
+ * process directory fd (procfs_open_pid()).  0 or -errno.
  */
-int aff_read_soft(int pfd, int tid, struct cpuset *ret);
+int aff_read_soft(int pfd, int tid, struct cpureq *ret);
 
 /*
- * How much of a thread's current soft affinity softaffd may overwrite.
- * A mask that someone else set on a thread we had already taken is
- * theirs: softaffd leaves that thread alone (AFF_FOREIGN).
+ * How much of a thread's own request softaffd may overwrite.  softaffd
+ * writes the rule's CPUs as they are: the kernel keeps a request as
+ * written and applies its part within the hard mask, so the request
+ * file says exactly whether it is still ours.  A request that someone
+ * else set on a thread we had already taken is theirs: softaffd leaves
+ * that thread alone (AFF_FOREIGN).
  */
 enum aff_claim {
-	AFF_ADOPT, /* first pass over a new or re-executed process: any mask */
-	AFF_NEW,   /* a thread not met before: only if soft affinity is off */
-	AFF_OURS,  /* a thread we set: only if it still has our mask */
+	AFF_ADOPT, /* first pass over a new or re-executed process: any */
+	AFF_NEW,   /* a thread not met before: only if it inherits */
+	AFF_OURS,  /* a thread we set: only if it still has our request */
 };
 
 /*
- * Pure: what to do with a thread whose masks are hard and soft.  Puts
- * target & hard into *ret_want; AFF_WRITTEN means "write *ret_want".
+ * Pure: what to do with a thread whose hard mask is hard and whose own
+ * request is req; AFF_WRITTEN means "write target".
  */
-enum aff_result aff_decide(const struct cpuset *hard, const struct cpuset *soft,
-			   const struct cpuset *target, enum aff_claim claim,
-			   struct cpuset *ret_want);
+enum aff_result aff_decide(const struct cpuset *hard, const struct cpureq *req,
+			   const struct cpuset *target, enum aff_claim claim);
 /*
- * Pure, for restoring: AFF_WRITTEN means "write hard" (soft affinity
- * off) because soft is still target & hard, the value we set; a value
- * someone else set is AFF_FOREIGN, one already off AFF_UNCHANGED.
+ * Pure, for restoring: AFF_WRITTEN means "write inherit" because the
+ * request is still target, the value we set; a request someone else
+ * set is AFF_FOREIGN, one that inherits already AFF_UNCHANGED.
  */
-enum aff_result aff_decide_restore(const struct cpuset *hard,
-				   const struct cpuset *soft,
+enum aff_result aff_decide_restore(const struct cpureq *req,
 				   const struct cpuset *target);
 
 /*
- * Read the thread's masks, decide as above and write.  Writes that
- * change nothing are skipped.  *ret_err gets the -errno behind a failure.
+ * Read the thread's hard mask and request, decide as above and write.
+ * Writes that change nothing are skipped.  *ret_err gets the -errno
+ * behind a failure.
  */
 enum aff_result aff_apply_thread(int pfd, int tid, const struct cpuset *target,
 				 enum aff_claim claim, bool dry_run,
@@ -82,31 +85,28 @@ enum aff_result aff_restore_thread(int pfd, int tid,
 
 /*
  * Dry runs on a kernel without the feature: treat a missing
- * soft_affinity_list as "soft affinity off" (equal to the hard mask) so
- * that discovery and matching can still be exercised.
+ * soft_affinity_list as a thread that inherits, so that discovery and
+ * matching can still be exercised.
  */
 extern bool aff_missing_is_off;
 
 /*
- * The per-process ratio, /proc/PID/soft_affinity_ratio: "A:P SOURCE",
- * SOURCE one of task, cgroup, default.  Pure parser: *ret_own says
- * whether the process has a ratio of its own (SOURCE task).  0 or
- * -EBADMSG.
+ * The process's own ratio request, /proc/PID/soft_affinity_ratio: an
+ * empty line (inherit), "none" or "A:P".  0 or -errno (-EBADMSG).
  */
-int aff_parse_ratio(const char *buf, struct ratio *ret, bool *ret_own);
-int aff_read_ratio(int pfd, struct ratio *ret, bool *ret_own);
+int aff_read_ratio(int pfd, struct pref_ratio *ret);
 /*
- * Pure: what to do with a process whose ratio is cur (own: its own, not
- * inherited) when we want want and last set ours ({0, 0}: never).  An
- * own ratio other than ours, after we set one, is someone else's
+ * Pure: what to do with a process whose ratio request is cur when we
+ * want want (NULL: restore) and last set ours ({0, 0}: never).  A
+ * request other than ours, after we set one, is someone else's
  * (AFF_FOREIGN); a first write takes over whatever was there.
  */
-enum aff_result aff_decide_ratio(const struct ratio *cur, bool own,
+enum aff_result aff_decide_ratio(const struct pref_ratio *cur,
 				 const struct ratio *ours,
 				 const struct ratio *want);
 /*
  * Read, decide and write the process's ratio: want, or NULL to restore
- * (write "default" if it is still ours).  *ret_err as above.
+ * (write "inherit" if it is still ours).  *ret_err as above.
  */
 enum aff_result aff_apply_ratio(int pfd, const struct ratio *ours,
 				const struct ratio *want, bool dry_run,

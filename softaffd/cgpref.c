@@ -9,42 +9,6 @@
 #include "cgpref.h"
 #include "util.h"
 
-/*
- * cpuset.cpus.preferred:
- *   0-1,4
- * or an empty line: no value of the cgroup's own.
- */
-int cgpref_parse_mask(const char *buf, bool *ret_has, struct cpuset *ret)
-{
-	size_t n = strcspn(buf, "\n");
-
-	cpuset_zero(ret);
-	*ret_has = n > 0;
-	if (!n)
-		return 0;
-	return cpuset_parse_list(buf, ret) < 0 ? -EBADMSG : 0;
-}
-
-/*
- * cpuset.cpus.preferred.ratio:
- *   20:1
- * or "default".
- */
-int cgpref_parse_ratio(const char *buf, struct ratio *ret)
-{
-	unsigned int a, p;
-	char end;
-
-	if (!strncmp(buf, "default", 7)) {
-		*ret = (struct ratio){0, 0};
-		return 0;
-	}
-	if (sscanf(buf, "%u:%u%c", &a, &p, &end) < 2 || !a || !p)
-		return -EBADMSG;
-	*ret = (struct ratio){a, p};
-	return 0;
-}
-
 static int read_cg_file(const char *sys, const char *cg, const char *file,
 			char *buf, size_t size)
 {
@@ -59,52 +23,55 @@ static int read_cg_file(const char *sys, const char *cg, const char *file,
 	return n < 0 ? (int)n : 0;
 }
 
-int cgpref_read(const char *sys, const char *cg, struct cgpref *ret)
+/*
+ * cpuset.cpus.preferred:        "0-1,4", "none" or an empty line
+ * cpuset.cpus.preferred.ratio:  "20:1", "none" or an empty line
+ */
+int cgpref_read(const char *sys, const char *cg, struct pref_req *ret)
 {
-	char buf[CPUSET_LIST_BUFSZ];
+	char cpus[CPUSET_LIST_BUFSZ], ratio[64];
 	int r;
 
-	r = read_cg_file(sys, cg, "cpuset.cpus.preferred", buf, sizeof(buf));
+	r = read_cg_file(sys, cg, "cpuset.cpus.preferred", cpus, sizeof(cpus));
 	if (r == 0)
-		r = cgpref_parse_mask(buf, &ret->has_mask, &ret->mask);
-	if (r == 0)
-		r = read_cg_file(sys, cg, "cpuset.cpus.preferred.ratio", buf,
-				 sizeof(buf));
-	return r < 0 ? r : cgpref_parse_ratio(buf, &ret->ratio);
+		r = read_cg_file(sys, cg, "cpuset.cpus.preferred.ratio", ratio,
+				 sizeof(ratio));
+	if (r < 0)
+		return r;
+	return pref_parse_req(cpus, ratio, ret) < 0 ? -EBADMSG : 0;
+}
+
+/* text and a newline into the cgroup's file. */
+static int write_cg_file(const char *sys, const char *cg, const char *file,
+			 char *text, int n)
+{
+	char path[PATH_MAX];
+	int r;
+
+	if (n < 0)
+		return n;
+	r = cgroup_file_path(path, sizeof(path), sys, cg, file);
+	if (r < 0)
+		return r;
+	text[n++] = '\n';
+	return aff_write(AT_FDCWD, path, text, (size_t)n);
 }
 
 int cgpref_write_mask(const char *sys, const char *cg,
-		      const struct cpuset *mask)
+		      const struct cpureq *mask)
 {
-	char path[PATH_MAX], buf[CPUSET_LIST_BUFSZ + 1];
-	int n = 0, r;
+	char buf[CPUSET_LIST_BUFSZ + 1];
 
-	r = cgroup_file_path(path, sizeof(path), sys, cg, "cpuset.cpus.preferred");
-	if (r < 0)
-		return r;
-	if (mask) {
-		n = cpuset_format_list(mask, buf, sizeof(buf) - 1);
-		if (n < 0)
-			return n;
-	}
-	/* A lone newline clears (a 0-byte write would change nothing). */
-	buf[n++] = '\n';
-	return aff_write(AT_FDCWD, path, buf, (size_t)n);
+	return write_cg_file(sys, cg, "cpuset.cpus.preferred", buf,
+			     cpureq_format(mask, true, buf, sizeof(buf) - 1));
 }
 
 int cgpref_write_ratio(const char *sys, const char *cg,
-		       const struct ratio *ratio)
+		       const struct pref_ratio *ratio)
 {
-	char path[PATH_MAX], buf[32];
-	int n, r;
+	char buf[32];
 
-	r = cgroup_file_path(path, sizeof(path), sys, cg, "cpuset.cpus.preferred.ratio");
-	if (r < 0)
-		return r;
-	if (ratio)
-		n = snprintf(buf, sizeof(buf), "%u:%u\n", ratio->allowed,
-			     ratio->preferred);
-	else
-		n = snprintf(buf, sizeof(buf), "default\n");
-	return aff_write(AT_FDCWD, path, buf, (size_t)n);
+	pref_format_ratio(ratio, buf, sizeof(buf) - 1);
+	return write_cg_file(sys, cg, "cpuset.cpus.preferred.ratio", buf,
+			     (int)strlen(buf));
 }

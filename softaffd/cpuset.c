@@ -4,6 +4,8 @@
  *
  *   list:  "0-3,8"                     (Cpus_allowed_list, *_list files)
  *   mask:  "00000000,0000010f"         (Cpus_allowed, soft_affinity)
+ *
+ * and a level's request, which is one of them or a word (cpuset.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -247,4 +249,56 @@ int cpuset_format_mask(const struct cpuset *s, char *buf, size_t size)
 		off += (size_t)n;
 	}
 	return (int)off;
+}
+
+/* Does text, blanks around it ignored, say word? */
+static bool says_word(const char *text, const char *word)
+{
+	size_t n = strlen(word);
+
+	text += strspn(text, " \t\n");
+	return !strncmp(text, word, n) && is_trailing_space(text + n);
+}
+
+enum req_state req_state_of(const char *text)
+{
+	if (is_trailing_space(text) || says_word(text, "inherit"))
+		return REQ_INHERIT;
+	return says_word(text, "none") ? REQ_NONE : REQ_SET;
+}
+
+const char *req_word(enum req_state s)
+{
+	return s == REQ_INHERIT ? "inherit" : s == REQ_NONE ? "none" : NULL;
+}
+
+int cpureq_parse_list(const char *text, struct cpureq *ret)
+{
+	struct cpureq r = {.state = req_state_of(text)};
+
+	if (r.state == REQ_SET) {
+		int e = cpuset_parse_list(text, &r.cpus);
+
+		if (e < 0)
+			return e;
+	}
+	*ret = r;
+	return 0;
+}
+
+bool cpureq_equal(const struct cpureq *a, const struct cpureq *b)
+{
+	return a->state == b->state &&
+	       (a->state != REQ_SET || cpuset_equal(&a->cpus, &b->cpus));
+}
+
+int cpureq_format(const struct cpureq *r, bool list, char *buf, size_t size)
+{
+	int n;
+
+	if (r->state == REQ_SET)
+		return list ? cpuset_format_list(&r->cpus, buf, size)
+			    : cpuset_format_mask(&r->cpus, buf, size);
+	n = snprintf(buf, size, "%s", req_word(r->state));
+	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
 }

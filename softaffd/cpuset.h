@@ -62,4 +62,29 @@ int cpuset_format_mask(const struct cpuset *s, char *buf, size_t size);
 /* Longest list/mask text the formatters can produce, plus NUL. */
 #define CPUSET_LIST_BUFSZ (CPUSET_MAX * 5 + 1)
 
+/*
+ * What one level (thread, process, cgroup) asks for, its mask and its
+ * ratio alike: nothing, so the next level decides (inherit: read as an
+ * empty line, written as one or as "inherit"), no preference and no
+ * asking further ("none"), or a value, read back exactly as written.
+ */
+enum req_state { REQ_INHERIT, REQ_NONE, REQ_SET };
+
+/* The state text names, blanks around it ignored; REQ_SET: a value. */
+enum req_state req_state_of(const char *text);
+/* "inherit" or "none"; NULL for REQ_SET. */
+const char *req_word(enum req_state s);
+
+/* A level's mask request. */
+struct cpureq {
+	enum req_state state;
+	struct cpuset cpus; /* REQ_SET only */
+};
+
+/* "", "inherit", "none" or a CPU list.  0 or -EINVAL/-ERANGE. */
+int cpureq_parse_list(const char *text, struct cpureq *ret);
+bool cpureq_equal(const struct cpureq *a, const struct cpureq *b);
+/* Its word, or the list (mask: !list); length or -ENOSPC. */
+int cpureq_format(const struct cpureq *r, bool list, char *buf, size_t size);
+
 #endif

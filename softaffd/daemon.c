@@ -968,7 +968,7 @@ int daemon_start(struct daemon *d, const struct daemon_opts *o,
 			return 1;
 		}
 		log_warn("%s/self/soft_affinity is missing: dry run treats "
-			 "every task as having soft affinity off",
+			 "every thread as inheriting (no request of its own)",
 			 o->roots.proc);
 		aff_missing_is_off = true;
 	}

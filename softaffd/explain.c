@@ -5,11 +5,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cgpref.h"
 #include "container.h"
 #include "explain.h"
 #include "procfs.h"
 #include "rules.h"
 #include "status.h"
+#include "util.h"
 
 /* The value of "Key:" in /proc/PID/status, or "?". */
 static void status_field(int pfd, const char *key, char *ret, size_t size)
@@ -30,6 +32,60 @@ static void status_field(int pfd, const char *key, char *ret, size_t size)
 			 p);
 		return;
 	}
+}
+
+/*
+ * A level's own request, "CPUs LIST ratio A:P" (an empty line shown as
+ * "inherit"); dir is "" for the process, "task/TID/" for a thread.
+ */
+static void print_request(FILE *out, int pfd, const char *dir)
+{
+	static const char *const files[] = {"soft_affinity_list",
+					    "soft_affinity_ratio"};
+	char path[64], buf[CPUSET_LIST_BUFSZ];
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		snprintf(path, sizeof(path), "%s%s", dir, files[i]);
+		if (read_file_at(pfd, path, buf, sizeof(buf)) < 0)
+			snprintf(buf, sizeof(buf), "?");
+		buf[strcspn(buf, "\n")] = '\0';
+		fprintf(out, "%s %s", i ? " ratio" : "CPUs",
+			req_state_of(buf) == REQ_INHERIT ? "inherit" : buf);
+	}
+}
+
+/* The cgroup level: its own request, and what its tasks get. */
+static void print_cgroup(FILE *out, const char *sys, const char *cg)
+{
+	char path[PATH_MAX], buf[CPUSET_LIST_BUFSZ], ratio[32];
+	struct cpureq eff;
+	struct pref_req q;
+
+	if (cgpref_read(sys, cg, &q) < 0) {
+		fprintf(out,
+			"its cgroup %s has no cpuset.cpus.preferred (no "
+			"cpuset controller there)\n",
+			cg);
+		return;
+	}
+	cpureq_format(&q.cpus, true, buf, sizeof(buf));
+	fprintf(out, "its cgroup %s: CPUs %s ratio %s, ", cg, buf,
+		pref_format_ratio(&q.ratio, ratio, sizeof(ratio)));
+	if (cgroup_file_path(path, sizeof(path), sys, cg,
+			     "cpuset.cpus.preferred.effective") < 0 ||
+	    read_file(path, buf, sizeof(buf)) < 0 ||
+	    cpureq_parse_list(buf, &eff) < 0) {
+		snprintf(buf, sizeof(buf), "?");
+	} else {
+		/* An empty line: no level up to the root asks for CPUs. */
+		if (eff.state == REQ_INHERIT)
+			eff.state = REQ_NONE;
+		cpureq_format(&eff, true, buf, sizeof(buf));
+	}
+	fprintf(out,
+		"its tasks without their own get CPUs %s "
+		"(cpuset.cpus.preferred.effective)\n",
+		buf);
 }
 
 /* The rule under which the daemon's status file lists pid, or "". */
@@ -68,6 +124,7 @@ int explain_pid(const struct config *c, const struct roots *roots, int pid,
 {
 	static char exe[PATH_MAX], cmdline[4096], cgroup[4096];
 	char why[512], unit[256], v[256], mask[256], ratio[64], rule[300];
+	char rsrc[32];
 	struct container_cache cc = {0};
 	struct container_mark mk;
 	struct proc_attrs a = {0};
@@ -131,8 +188,8 @@ int explain_pid(const struct config *c, const struct roots *roots, int pid,
 							  : "fixed",
 			r->needs == NEED_CGROUP && r->threads == THREADS_ALL
 				? "its cgroup (cpuset.cpus.preferred)"
-				: "the process (soft_affinity, "
-				  "soft_affinity_ratio)");
+				: "its threads (task/TID/soft_affinity_list) "
+				  "and the process (soft_affinity_ratio)");
 	}
 	if (ctr)
 		fprintf(out,
@@ -143,13 +200,25 @@ int explain_pid(const struct config *c, const struct roots *roots, int pid,
 			first < 0 ? "" : "; otherwise rule '",
 			first < 0 ? "" : c->rules[first].name,
 			first < 0 ? "" : "' would apply");
+	/* What applies (its first thread's, as status shows) ... */
 	status_field(pfd, "Cpus_preferred_list", mask, sizeof(mask));
 	status_field(pfd, "Cpus_preferred_source", v, sizeof(v));
-	if (read_file_at(pfd, "soft_affinity_ratio", ratio, sizeof(ratio)) < 0)
-		snprintf(ratio, sizeof(ratio), "?");
-	ratio[strcspn(ratio, "\n")] = '\0';
-	fprintf(out, "applied now: preferred CPUs %s (source %s), ratio %s\n",
-		mask, v, ratio);
+	status_field(pfd, "Cpus_preferred_ratio", ratio, sizeof(ratio));
+	status_field(pfd, "Cpus_preferred_ratio_source", rsrc, sizeof(rsrc));
+	fprintf(out,
+		"applied now: preferred CPUs %s (source %s), ratio %s "
+		"(source %s)\n",
+		mask, v, ratio, rsrc);
+	/* ... and what the levels softaffd writes ask for. */
+	fprintf(out, "requested: process ");
+	print_request(out, pfd, "");
+	snprintf(v, sizeof(v), "task/%d/", pid);
+	fprintf(out, "; thread %d ", pid);
+	print_request(out, pfd, v);
+	fprintf(out, " (the first level that does not inherit decides: "
+		     "thread, process, cgroup)\n");
+	if (a.cgroup)
+		print_cgroup(out, roots->sys, a.cgroup);
 	daemon_rule(roots->run, pid, rule, sizeof(rule));
 	if (*rule)
 		fprintf(out, "the running softaffd manages it under rule '%s'\n",

@@ -13,9 +13,12 @@
  *
  * Ownership of masks: the first pass over a process (at start, when it
  * appears, after exec) adopts every thread.  From then on a thread is
- * "ours" while it has the mask we set; one that someone else changed is
- * hand-managed and left alone, until the process execs or the admin asks
- * for re-adoption (mgr_readopt).  Restoring only touches our masks.
+ * "ours" while its own request (task/TID/soft_affinity_list, which reads
+ * exactly what was written) is the mask we set; one that someone else
+ * changed is hand-managed and left alone, until the process execs or
+ * the admin asks for re-adoption (mgr_readopt).  Restoring only touches
+ * our masks, and writes "inherit": the process's or the cgroup's
+ * preference applies again, as before us.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -424,12 +427,12 @@ static void log_hand(struct mgr *m, struct managed *e, int pfd, int tid)
 {
 	const struct rule *rule = &m->cfg->rules[e->rule];
 	char comm[128], cpus[CPUSET_LIST_BUFSZ], now[CPUSET_LIST_BUFSZ];
-	struct cpuset soft;
+	struct cpureq soft;
 	int prio = e->flags & M_HAND_LOGGED ? LOG_DEBUG : rule_prio(m, e->rule);
 
 	m->cnt.hand++;
 	if (aff_read_soft(pfd, tid, &soft) < 0 ||
-	    cpuset_format_list(&soft, now, sizeof(now)) < 0)
+	    cpureq_format(&soft, true, now, sizeof(now)) < 0)
 		snprintf(now, sizeof(now), "?");
 	cpuset_format_list(target_of(m, e->rule), cpus, sizeof(cpus));
 	log_msg(prio,
@@ -534,7 +537,7 @@ static bool apply_one(struct mgr *m, struct managed *e, int pfd, int tid)
 	return true;
 }
 
-/* Reset one thread to its hard mask if it still has target & hard. */
+/* Undo one thread's request (inherit) if it is still target, ours. */
 static bool reset_one(struct mgr *m, int pid, int pfd, int tid,
 		      const struct cpuset *target)
 {
@@ -545,7 +548,7 @@ static bool reset_one(struct mgr *m, int pid, int pfd, int tid,
 	if (res == AFF_WRITTEN) {
 		m->cnt.restored++;
 		log_msg(m->dry_run ? LOG_INFO : LOG_DEBUG,
-			"%sreset soft affinity of %d/%d to its hard mask",
+			"%sreset soft affinity of %d/%d to inherit",
 			m->dry_run ? "dry-run: would " : "", pid, tid);
 	} else if (res == AFF_FOREIGN) {
 		m->cnt.foreign++;
@@ -762,7 +765,7 @@ static struct cg_entry *cg_find(struct mgr *m, const char *path)
  * cannot).
  */
 static void cg_init(struct mgr *m, struct cg_entry *c, unsigned int rule,
-		    uint64_t id, const struct cgpref *orig)
+		    uint64_t id, const struct pref_req *orig)
 {
 	c->id = id;
 	c->rule = rule;
@@ -777,7 +780,7 @@ static void cg_init(struct mgr *m, struct cg_entry *c, unsigned int rule,
 
 static struct cg_entry *cg_add(struct mgr *m, const char *path,
 			       unsigned int rule, uint64_t id,
-			       const struct cgpref *orig)
+			       const struct pref_req *orig)
 {
 	struct cg_entry *grown = realloc(m->cgs, (m->ncgs + 1) * sizeof(*grown));
 	struct cg_entry *c;
@@ -804,7 +807,7 @@ static struct cg_entry *cg_add(struct mgr *m, const char *path,
  * its counters, its trigger.
  */
 static void cg_renew(struct mgr *m, struct cg_entry *c, uint64_t id,
-		     const struct cgpref *cur)
+		     const struct pref_req *cur)
 {
 	log_debug("cgroup %s: made again (id %llu, was %llu): starting over",
 		  c->path, (unsigned long long)id, (unsigned long long)c->id);
@@ -822,44 +825,27 @@ void mgr_cg_forget(struct mgr *m, size_t k)
 	m->cgs[k] = m->cgs[--m->ncgs];
 }
 
-static bool ratio_same(const struct ratio *a, const struct ratio *b)
-{
-	return a->allowed == b->allowed && a->preferred == b->preferred;
-}
-
-static bool cgpref_same(const struct cgpref *a, const struct cgpref *b)
-{
-	return a->has_mask == b->has_mask &&
-	       (!a->has_mask || cpuset_equal(&a->mask, &b->mask)) &&
-	       ratio_same(&a->ratio, &b->ratio);
-}
-
 /*
  * Write want into cgroup c, ratio first: a preference without a ratio
  * of its own is the rule's mask at the wrong softness, a ratio without a
  * mask does nothing.  If the mask is refused, the ratio goes back to
  * what it was, so a failed apply changes nothing.  0 or -errno.
  */
-static int cg_write(struct mgr *m, const char *path, const struct cgpref *cur,
-		    const struct cgpref *want)
+static int cg_write(struct mgr *m, const char *path, const struct pref_req *cur,
+		    const struct pref_req *want)
 {
 	const char *sys = m->roots.sys;
-	bool ratio_changed = !ratio_same(&cur->ratio, &want->ratio);
+	bool ratio_changed = !pref_ratio_equal(&cur->ratio, &want->ratio);
 	int r = 0;
 
 	if (ratio_changed)
-		r = cgpref_write_ratio(sys, path,
-				       want->ratio.allowed ? &want->ratio
-							   : NULL);
+		r = cgpref_write_ratio(sys, path, &want->ratio);
 	if (r < 0)
 		return r;
-	if (want->has_mask != cur->has_mask ||
-	    (want->has_mask && !cpuset_equal(&want->mask, &cur->mask)))
-		r = cgpref_write_mask(sys, path,
-				      want->has_mask ? &want->mask : NULL);
+	if (!cpureq_equal(&cur->cpus, &want->cpus))
+		r = cgpref_write_mask(sys, path, &want->cpus);
 	if (r < 0 && ratio_changed)
-		cgpref_write_ratio(sys, path,
-				   cur->ratio.allowed ? &cur->ratio : NULL);
+		cgpref_write_ratio(sys, path, &cur->ratio);
 	return r;
 }
 
@@ -871,7 +857,11 @@ static int cg_apply(struct mgr *m, unsigned int rule, const char *path)
 {
 	const struct rule *ru = &m->cfg->rules[rule];
 	struct cg_entry *c = cg_find(m, path);
-	struct cgpref cur, want = {true, ru->cpus, m->rs[rule].ratio};
+	const struct ratio *ratio = &m->rs[rule].ratio;
+	struct pref_req cur, want = {
+		.cpus = {REQ_SET, ru->cpus},
+		.ratio = {REQ_SET, ratio->allowed, ratio->preferred},
+	};
 	char cpus[CPUSET_LIST_BUFSZ];
 	uint64_t id;
 	int r;
@@ -897,9 +887,9 @@ static int cg_apply(struct mgr *m, unsigned int rule, const char *path)
 	} else if (c->id != id) {
 		cg_renew(m, c, id, &cur);
 	}
-	if (c->foreign || cgpref_same(&cur, &want))
+	if (c->foreign || pref_req_equal(&cur, &want))
 		goto done;
-	if (c->written && !cgpref_same(&cur, &c->ours)) {
+	if (c->written && !pref_req_equal(&cur, &c->ours)) {
 		log_warn("cgroup %s: cpuset.cpus.preferred or its ratio was "
 			 "changed by someone else; leaving it alone (rule "
 			 "'%s')",
@@ -907,11 +897,11 @@ static int cg_apply(struct mgr *m, unsigned int rule, const char *path)
 		c->foreign = true;
 		goto done;
 	}
-	cpuset_format_list(&want.mask, cpus, sizeof(cpus));
+	cpuset_format_list(&ru->cpus, cpus, sizeof(cpus));
 	if (m->dry_run) {
 		log_info("dry-run: would set cgroup %s preferred %s ratio "
 			 "%u:%u (rule '%s')",
-			 path, cpus, want.ratio.allowed, want.ratio.preferred,
+			 path, cpus, ratio->allowed, ratio->preferred,
 			 ru->name);
 		goto done;
 	}
@@ -921,7 +911,7 @@ static int cg_apply(struct mgr *m, unsigned int rule, const char *path)
 	m->cnt.cg_written++;
 	log_msg(c->written ? LOG_DEBUG : LOG_INFO,
 		"cgroup %s: preferred %s, ratio %u:%u (rule '%s')", path, cpus,
-		want.ratio.allowed, want.ratio.preferred, ru->name);
+		ratio->allowed, ratio->preferred, ru->name);
 done:
 	c->rule = rule;
 	if (!c->foreign && !m->dry_run) {
@@ -934,12 +924,12 @@ done:
 /* Put back what the cgroup had before us, if it still has our value. */
 static void cg_restore(struct mgr *m, struct cg_entry *c)
 {
-	struct cgpref cur;
+	struct pref_req cur;
 
 	if (!c->written || c->foreign || m->dry_run ||
 	    cg_in_container(m, c->path) ||
 	    cgpref_read(m->roots.sys, c->path, &cur) < 0 ||
-	    !cgpref_same(&cur, &c->ours))
+	    !pref_req_equal(&cur, &c->ours))
 		return;
 	if (cg_write(m, c->path, &cur, &c->orig) == 0) {
 		m->cnt.restored++;
@@ -1431,7 +1421,7 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 			close(pfd);
 			continue;
 		}
-		/* Ours back to the hard mask; the hand-set ones stay. */
+		/* Ours back to inherit; the hand-set ones stay. */
 		log_info("pid %d leaves rule '%s' (%s); threads set by hand "
 			 "keep their masks",
 			 e->node.pid, old->name,

@@ -121,7 +121,7 @@ struct cg_entry {
 	char *path;
 	uint64_t id; /* cgstat_id(): a new one is a new cgroup at path */
 	unsigned int rule;
-	struct cgpref orig, ours;
+	struct pref_req orig, ours;
 	bool written, foreign;
 	struct cgstat prev; /* at the last sample, if have_prev */
 	bool have_prev;
@@ -273,7 +273,7 @@ int mgr_reload(struct mgr *m, const struct config *cfg);
  */
 size_t mgr_readopt(struct mgr *m);
 /*
- * Reset everything we set back to the hard mask (if still ours), and the
+ * Reset everything we set back to inherit (if still ours), and the
  * masks that children of managed processes inherited from them.
  */
 void mgr_restore_all(struct mgr *m);

@@ -332,8 +332,7 @@ static int save_file(const struct hook *h, const char *file, char *buf,
 		     size_t size)
 {
 	struct pref_ratio ratio;
-	struct cpuset cpus;
-	bool has;
+	struct cpureq cpus;
 	ssize_t n;
 	int r;
 
@@ -346,7 +345,7 @@ static int save_file(const struct hook *h, const char *file, char *buf,
 	if ((size_t)n == size - 1)
 		r = -EINVAL; /* longer than any value the kernel shows */
 	else if (!strcmp(file, CPUS_FILE))
-		r = pref_parse_cgroup_cpus(buf, &cpus, &has);
+		r = cpureq_parse_list(buf, &cpus);
 	else
 		r = pref_parse_ratio(buf, &ratio);
 	/* What cannot be read back could not be put back. */

@@ -353,24 +353,25 @@ static int decode_cpus(const struct oci_annotation *a, const struct topology *t,
 
 /*
  * The fixed softness words of softaffd.conf(5), and the kernel's own
- * "default".  "adaptive" needs softaffd to tune it: refused by name.
+ * "inherit" (or "default", its older name) and "none".  "adaptive"
+ * needs softaffd to tune it: refused by name.
  */
 static int decode_softness(const struct oci_annotation *a,
 			   struct pref_ratio *ret, char *err, size_t size)
 {
 	if (!strcmp(a->value, "strict")) {
-		*ret = (struct pref_ratio){RATIO_STRICT_ALLOWED, 1};
+		*ret = (struct pref_ratio){REQ_SET, RATIO_STRICT_ALLOWED, 1};
 		return 0;
 	}
 	if (!strcmp(a->value, "adaptive"))
 		return bad_value(err, size, a,
 				 "adaptive softness needs a softaffd rule; "
-				 "the hook takes ALLOWED:PREFERRED, strict "
-				 "or default");
+				 "the hook takes ALLOWED:PREFERRED, strict, "
+				 "inherit or none");
 	if (pref_parse_ratio(a->value, ret) < 0)
 		return bad_value(err, size, a,
 				 "want ALLOWED:PREFERRED (each %d..%d, e.g. "
-				 "20:1), strict or default",
+				 "20:1), strict, inherit or none",
 				 PREF_RATIO_MIN, PREF_RATIO_MAX);
 	return 0;
 }

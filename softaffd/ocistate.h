@@ -51,7 +51,7 @@ struct oci_request {
 	struct cpuset cpus;
 	const struct oci_annotation *cpus_from;
 	bool has_ratio;
-	struct pref_ratio ratio; /* {0, 0}: "default" */
+	struct pref_ratio ratio; /* or inherit, none */
 	const struct oci_annotation *ratio_from;
 };
 
@@ -68,7 +68,8 @@ void oci_state_free(struct oci_state *s);
 /*
  * The request of s's io.softaff.* annotations: io.softaff.nodes (the
  * present CPUs of those NUMA nodes of t) or io.softaff.cpus (present
- * CPUs of t), and io.softaff.softness ("A:P", "strict" or "default").
+ * CPUs of t), and io.softaff.softness ("A:P", "strict", "inherit" (or
+ * "default") or "none").
  * No annotation gives an empty request.  0, or -EINVAL with
  * 'KEY="VALUE": what is wrong' in err.
  */

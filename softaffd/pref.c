@@ -42,13 +42,15 @@ static int parse_side(const char *s, unsigned int *ret)
 
 int pref_parse_ratio(const char *s, struct pref_ratio *ret)
 {
-	struct pref_ratio r;
+	struct pref_ratio r = {.state = req_state_of(s)};
 	char buf[32], *colon;
 
 	if (!trim_copy(s, buf, sizeof(buf)))
 		return -EINVAL;
-	if (!strcmp(buf, "default")) {
-		ret->allowed = ret->preferred = 0;
+	if (!strcmp(buf, "default"))
+		r.state = REQ_INHERIT;
+	if (r.state != REQ_SET) {
+		*ret = r;
 		return 0;
 	}
 	colon = strchr(buf, ':');
@@ -62,7 +64,33 @@ int pref_parse_ratio(const char *s, struct pref_ratio *ret)
 	return 0;
 }
 
-/* One word of a status value ("task\n") into buf. */
+bool pref_ratio_equal(const struct pref_ratio *a, const struct pref_ratio *b)
+{
+	return a->state == b->state &&
+	       (a->state != REQ_SET ||
+		(a->allowed == b->allowed && a->preferred == b->preferred));
+}
+
+bool pref_req_equal(const struct pref_req *a, const struct pref_req *b)
+{
+	return cpureq_equal(&a->cpus, &b->cpus) &&
+	       pref_ratio_equal(&a->ratio, &b->ratio);
+}
+
+int pref_parse_req(const char *cpus, const char *ratio, struct pref_req *ret)
+{
+	struct pref_req r;
+	int e = cpureq_parse_list(cpus, &r.cpus);
+
+	if (e < 0)
+		return e;
+	if (pref_parse_ratio(ratio, &r.ratio) < 0)
+		return -EINVAL;
+	*ret = r;
+	return 0;
+}
+
+/* One word of a status value ("thread\n") into buf. */
 static int copy_word(const char *v, char *buf, size_t size)
 {
 	size_t n = strcspn(v, " \t\n");
@@ -74,65 +102,52 @@ static int copy_word(const char *v, char *buf, size_t size)
 	return 0;
 }
 
+/* The first line of a status value into buf. */
+static int copy_line(const char *v, char *buf, size_t size)
+{
+	size_t n = strcspn(v, "\n");
+
+	if (n >= size)
+		return -EINVAL;
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	return 0;
+}
+
 /*
- * <proc>/PID/status (excerpt, patched kernel):
+ * <proc>/PID/status (excerpt, patched kernel, ABI v4):
  *   Tgid:	1234
  *   Cpus_preferred:	3
  *   Cpus_preferred_list:	0-1
- *   Cpus_preferred_source:	task
+ *   Cpus_preferred_source:	process
+ *   Cpus_preferred_ratio:	5:4
+ *   Cpus_preferred_ratio_source:	process
  */
 int pref_parse_status(const char *buf, struct pref_task *ret)
 {
 	char line[CPUSET_LIST_BUFSZ];
-	const char *list, *src, *tgid;
+	const char *list, *src, *ratio, *rsrc, *tgid;
 	uint64_t id;
-	size_t n;
 
 	list = procfs_status_field(buf, "Cpus_preferred_list");
 	src = procfs_status_field(buf, "Cpus_preferred_source");
-	if (!list || !src)
+	ratio = procfs_status_field(buf, "Cpus_preferred_ratio");
+	rsrc = procfs_status_field(buf, "Cpus_preferred_ratio_source");
+	if (!list || !src || !ratio || !rsrc)
 		return -ENOTSUP;
-	n = strcspn(list, "\n");
-	if (n >= sizeof(line))
-		return -EINVAL;
-	memcpy(line, list, n);
-	line[n] = '\0';
-	if (cpuset_parse_list(line, &ret->cpus) < 0 ||
-	    copy_word(src, ret->source, sizeof(ret->source)) < 0)
+	if (copy_line(list, line, sizeof(line)) < 0 ||
+	    cpuset_parse_list(line, &ret->cpus) < 0 ||
+	    copy_word(src, ret->source, sizeof(ret->source)) < 0 ||
+	    copy_line(ratio, line, sizeof(line)) < 0 ||
+	    pref_parse_ratio(line, &ret->ratio) < 0 ||
+	    ret->ratio.state != REQ_SET ||
+	    copy_word(rsrc, ret->ratio_source, sizeof(ret->ratio_source)) < 0)
 		return -EINVAL;
 	tgid = procfs_status_field(buf, "Tgid");
 	if (!tgid || copy_word(tgid, line, sizeof(line)) < 0 ||
 	    parse_u64(line, &id) < 0 || id > INT32_MAX)
 		return -EINVAL;
 	ret->tgid = (int)id;
-	return 0;
-}
-
-/* <proc>/PID/soft_affinity_ratio: "100:1 default\n" */
-int pref_parse_ratio_file(const char *buf, struct pref_task *ret)
-{
-	char val[32];
-	const char *sp;
-
-	sp = strchr(buf, ' ');
-	if (!sp || (size_t)(sp - buf) >= sizeof(val))
-		return -EINVAL;
-	memcpy(val, buf, (size_t)(sp - buf));
-	val[sp - buf] = '\0';
-	/* The kernel shows the value in force, never "default" here. */
-	if (pref_parse_ratio(val, &ret->ratio) < 0 || !ret->ratio.allowed)
-		return -EINVAL;
-	return copy_word(sp + 1, ret->ratio_source, sizeof(ret->ratio_source));
-}
-
-int pref_parse_cgroup_cpus(const char *buf, struct cpuset *ret, bool *ret_has)
-{
-	struct cpuset s;
-
-	if (cpuset_parse_list(buf, &s) < 0)
-		return -EINVAL;
-	*ret = s;
-	*ret_has = !cpuset_empty(&s);
 	return 0;
 }
 
@@ -207,8 +222,8 @@ int pref_cgroup_dir(const char *sys, const char *arg, char *ret_dir,
 const char *pref_format_ratio(const struct pref_ratio *r, char *buf,
 			      size_t size)
 {
-	if (!r->allowed)
-		snprintf(buf, size, "default");
+	if (r->state != REQ_SET)
+		snprintf(buf, size, "%s", req_word(r->state));
 	else
 		snprintf(buf, size, "%u:%u", r->allowed, r->preferred);
 	return buf;

@@ -18,46 +18,50 @@
 #define PREF_RATIO_MIN 1
 #define PREF_RATIO_MAX 10000
 
-/* allowed == 0 stands for "default": no ratio of this level's own. */
+/* A level's ratio request: allowed:preferred when state is REQ_SET. */
 struct pref_ratio {
+	enum req_state state;
 	unsigned int allowed, preferred;
 };
 
-/* The preference in force for a task, as /proc shows it. */
+/* One level's own request, as its files read: mask and ratio. */
+struct pref_req {
+	struct cpureq cpus;
+	struct pref_ratio ratio;
+};
+
+/* What applies to a task, as its status shows it. */
 struct pref_task {
 	struct cpuset cpus; /* Cpus_preferred_list: the effective mask */
-	char source[16];    /* Cpus_preferred_source: task, cgroup, none */
+	char source[16];    /* Cpus_preferred_source: thread, process, */
+			    /* cgroup or none */
 	int tgid;	    /* Tgid: the thread group of the task */
-	struct pref_ratio ratio;
-	char ratio_source[16]; /* task, cgroup or default */
+	struct pref_ratio ratio; /* Cpus_preferred_ratio, always REQ_SET */
+	char ratio_source[16];	 /* thread, process, cgroup or default */
 };
 
 /*
- * "A:P" (decimal, each 1..10000) or "default", blanks around it ignored,
- * as the kernel takes them.  0 or -EINVAL.
+ * A ratio request: "A:P" (decimal, each 1..10000), "inherit" or an
+ * empty line, "none", blanks around it ignored, as the kernel takes
+ * them; and "default", the word older kernels had for inherit, which
+ * softaff(1) and the hook still take from their users.  0 or -EINVAL.
  */
 int pref_parse_ratio(const char *s, struct pref_ratio *ret);
+bool pref_ratio_equal(const struct pref_ratio *a, const struct pref_ratio *b);
+bool pref_req_equal(const struct pref_req *a, const struct pref_req *b);
+/*
+ * A level's request from the texts of its two files (*_list or
+ * cpuset.cpus.preferred, and the ratio's).  0 or -EINVAL (or -ERANGE).
+ */
+int pref_parse_req(const char *cpus, const char *ratio, struct pref_req *ret);
 
 /*
  * <proc>/PID[/task/TID]/status: Cpus_preferred_list,
- * Cpus_preferred_source and Tgid into ret.  0, -ENOTSUP when the lines
- * are missing (a kernel without soft affinity), -EINVAL if garbled.
+ * Cpus_preferred_source, Cpus_preferred_ratio{,_source} and Tgid into
+ * ret.  0, -ENOTSUP when the lines are missing (a kernel without soft
+ * affinity, or before ABI v4), -EINVAL if garbled.
  */
 int pref_parse_status(const char *buf, struct pref_task *ret);
-
-/*
- * <proc>/PID/soft_affinity_ratio, "5:4 task\n", into ret's ratio and
- * ratio_source.  0 or -EINVAL.
- */
-int pref_parse_ratio_file(const char *buf, struct pref_task *ret);
-
-/*
- * A cgroup's own cpuset.cpus.preferred: "0-1\n", or "\n" for none
- * (ret_has false).  0 or -EINVAL.  Its .ratio file ("20:1\n" or
- * "default\n") is pref_parse_ratio()'s.
- */
-int pref_parse_cgroup_cpus(const char *buf, struct cpuset *ret,
-			   bool *ret_has);
 
 /*
  * A node list ("0", "0-1,3") -> the present CPUs of those nodes, offline
@@ -79,7 +83,7 @@ int pref_nodes_cpus(const struct topology *t, const char *nodes,
 int pref_cgroup_dir(const char *sys, const char *arg, char *ret_dir,
 		    size_t dir_size, char *ret_name, size_t name_size);
 
-/* "5:4" or "default" into buf (at least 24 bytes). */
+/* "5:4", "inherit" or "none" into buf (at least 24 bytes). */
 const char *pref_format_ratio(const struct pref_ratio *r, char *buf,
 			      size_t size);
 

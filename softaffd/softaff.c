@@ -7,6 +7,9 @@
  * It is a thin client of the kernel's files (/proc/PID/soft_affinity*,
  * Cpus_preferred* in status, cpuset.cpus.preferred*): every value it
  * shows was read from the kernel after the write, never echoed back.
+ * What applies comes from status (and cpuset.cpus.preferred.effective),
+ * what a level asks for from that level's own files, which read as
+ * written: a list or mask, "none", or an empty line for "inherit".
  */
 #include <errno.h>
 #include <getopt.h>
@@ -43,9 +46,9 @@ struct opts {
 	const char *mask_arg, *node_arg, *ratio_arg, *cgroup_arg;
 	int pid;
 	char **cmd;
-	/* What to write, from the arguments. */
+	/* What to write, from the arguments (--reset: cpus inherit). */
 	bool have_cpus, have_ratio;
-	struct cpuset cpus;
+	struct cpureq cpus;
 	struct pref_ratio ratio;
 };
 
@@ -58,7 +61,9 @@ static void usage(FILE *f)
 		"       softaff --cgroup PATH [options] [MASK]\n"
 		"Show or set the soft CPU affinity (preferred CPUs and ratio)\n"
 		"of a process, a thread or a cgroup, or run a command with "
-		"one.\n\n"
+		"one.\nMASK may also be \"inherit\" (clear this level: the "
+		"next one applies)\nor \"none\" (opt out: no preferred CPUs, "
+		"whatever the next level says).\n\n"
 		"  -p, --pid            act on the process PID (a thread if "
 		"PID is not a\n"
 		"                       process's first thread)\n"
@@ -67,11 +72,11 @@ static void usage(FILE *f)
 		"are shown\n"
 		"  -N, --node NODES     prefer the CPUs of these NUMA nodes "
 		"(0, 0-1)\n"
-		"  -r, --ratio A:P      the ratio allowed:preferred, or "
-		"\"default\"\n"
+		"  -r, --ratio A:P      the ratio allowed:preferred, "
+		"\"inherit\" or \"none\"\n"
 		"  -g, --cgroup PATH    act on a cgroup v2 directory\n"
 		"      --reset          clear the preferred CPUs at this "
-		"level\n"
+		"level (inherit)\n"
 		"  -h, --help           this text\n"
 		"  -V, --version        print the version\n\n"
 		"Exit status: 0 done, 1 a file could not be read or the "
@@ -143,7 +148,7 @@ static int read_pref_file(const char *dir, const char *file, char *buf,
 	return n < 0 ? (int)n : 0;
 }
 
-/* A task's preference: dir is <proc>/PID or <proc>/PID/task/TID. */
+/* What applies to a task: dir is <proc>/PID or <proc>/PID/task/TID. */
 static int read_task(const char *dir, struct pref_task *ret, char *ret_path,
 		     size_t path_size)
 {
@@ -152,28 +157,44 @@ static int read_task(const char *dir, struct pref_task *ret, char *ret_path,
 
 	r = read_pref_file(dir, "status", buf, sizeof(buf), ret_path,
 			   path_size);
+	return r < 0 ? r : pref_parse_status(buf, ret);
+}
+
+/* A level's own request from its two files under dir: mask, ratio. */
+static int read_req(const char *dir, const char *cpus_file,
+		    const char *ratio_file, struct pref_req *ret,
+		    char *ret_path, size_t path_size)
+{
+	char cpus[CPUSET_LIST_BUFSZ], ratio[64];
+	int r;
+
+	r = read_pref_file(dir, cpus_file, cpus, sizeof(cpus), ret_path,
+			   path_size);
+	if (r == 0)
+		r = read_pref_file(dir, ratio_file, ratio, sizeof(ratio),
+				   ret_path, path_size);
 	if (r < 0)
 		return r;
-	r = pref_parse_status(buf, ret);
-	if (r < 0)
-		return r;
-	r = read_pref_file(dir, "soft_affinity_ratio", buf, sizeof(buf),
-			   ret_path, path_size);
-	if (r < 0)
-		return r == -ENOENT ? -ENOTSUP : r;
-	return pref_parse_ratio_file(buf, ret);
+	return pref_parse_req(cpus, ratio, ret) < 0 ? -EINVAL : 0;
+}
+
+static int read_task_req(const char *dir, struct pref_req *ret, char *ret_path,
+			 size_t path_size)
+{
+	return read_req(dir, "soft_affinity_list", "soft_affinity_ratio", ret,
+			ret_path, path_size);
 }
 
 static const char *format_cpus(const struct cpuset *s, bool list, char *buf,
 			       size_t size)
 {
-	if (list)
-		cpuset_format_list(s, buf, size);
-	else
-		cpuset_format_mask(s, buf, size);
+	struct cpureq r = {.state = REQ_SET, .cpus = *s};
+
+	cpureq_format(&r, list, buf, size);
 	return buf;
 }
 
+/* What applies to a task, and where it comes from (its status). */
 static void print_task(const char *who, int id, const char *when,
 		       const struct pref_task *t, bool list)
 {
@@ -187,6 +208,18 @@ static void print_task(const char *who, int id, const char *when,
 	       t->ratio_source);
 }
 
+/* What one level (process or thread) asks for, as its files read. */
+static void print_req(int id, const char *when, const char *level,
+		      const struct pref_req *q, bool list)
+{
+	char cpus[CPUSET_LIST_BUFSZ], ratio[32];
+
+	cpureq_format(&q->cpus, list, cpus, sizeof(cpus));
+	printf("pid %d's %s %s request: %s %s, ratio %s\n", id, when, level,
+	       list ? "list" : "mask", cpus,
+	       pref_format_ratio(&q->ratio, ratio, sizeof(ratio)));
+}
+
 /* Report a failed read of a task's files; the exit code for it. */
 static int read_failed(const char *path, int err, int pid)
 {
@@ -195,7 +228,7 @@ static int read_failed(const char *path, int err, int pid)
 	if (err == -ENOTSUP) {
 		fprintf(stderr,
 			"softaff: %s: no soft affinity fields: this kernel "
-			"does not have the soft affinity series\n",
+			"does not have the soft affinity series (ABI v4)\n",
 			path);
 		return EX_NOKERNEL;
 	}
@@ -227,42 +260,19 @@ static int write_pref(const char *dir, const char *file, const char *value)
 	return EX_OK;
 }
 
-/* Every CPU that could exist: a request covering it clears a task's. */
-static int possible_cpus(const struct opts *o, struct cpuset *ret)
-{
-	char path[PATH_MAX], buf[CPUSET_LIST_BUFSZ];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "%s/devices/system/cpu/possible",
-		 o->roots.sys);
-	n = read_file(path, buf, sizeof(buf));
-	if (n < 0) {
-		file_error(path, (int)-n, NULL);
-		return EX_FAIL;
-	}
-	if (cpuset_parse_list(buf, ret) < 0 || cpuset_empty(ret)) {
-		fprintf(stderr, "softaff: %s: cannot parse it\n", path);
-		return EX_FAIL;
-	}
-	return EX_OK;
-}
-
 /*
- * The writes of a set: the mask (cpus, or an empty line for NULL) and
- * then the ratio, each only if asked for.  A refused mask stops before
- * the ratio, so that nothing is half done by a bad call.
+ * The writes of a set: the mask and then the ratio, each only if asked
+ * for ("inherit" for --reset).  A refused mask stops before the ratio,
+ * so that nothing is half done by a bad call.
  */
 static int write_values(const struct opts *o, const char *dir,
-			const char *mask_file, const struct cpuset *cpus,
-			const char *ratio_file)
+			const char *mask_file, const char *ratio_file)
 {
 	char buf[CPUSET_LIST_BUFSZ + 1];
 	int r;
 
-	if (o->have_cpus || o->reset) {
-		buf[0] = '\0';
-		if (cpus)
-			cpuset_format_list(cpus, buf, sizeof(buf) - 1);
+	if (o->have_cpus) {
+		cpureq_format(&o->cpus, true, buf, sizeof(buf) - 1);
 		strcat(buf, "\n");
 		r = write_pref(dir, mask_file, buf);
 		if (r != EX_OK)
@@ -279,12 +289,7 @@ static int write_values(const struct opts *o, const char *dir,
 /* A task directory: <proc>/PID, its task/TID or <proc>/self. */
 static int set_task(const struct opts *o, const char *dir)
 {
-	struct cpuset cpus = o->cpus;
-	int r;
-
-	if (o->reset && (r = possible_cpus(o, &cpus)) != EX_OK)
-		return r;
-	return write_values(o, dir, "soft_affinity_list", &cpus,
+	return write_values(o, dir, "soft_affinity_list",
 			    "soft_affinity_ratio");
 }
 
@@ -312,40 +317,61 @@ static int list_threads(const struct opts *o, int tgid, int **ret)
 	return n;
 }
 
-/* Show (when) every thread of tgid, or the one task at dir. */
+/*
+ * What applies to the task at dir (id), and what its own level asks
+ * for.  A thread that exited meanwhile is no error when may_vanish.
+ */
+static int show_task(const struct opts *o, const char *dir, int id,
+		     const char *level, const char *when, bool may_vanish)
+{
+	char path[PATH_MAX];
+	struct pref_task t;
+	struct pref_req q;
+	int r;
+
+	r = read_task(dir, &t, path, sizeof(path));
+	if (r == 0)
+		r = read_task_req(dir, &q, path, sizeof(path));
+	if (may_vanish && (r == -ENOENT || r == -ESRCH))
+		return EX_OK;
+	if (r < 0)
+		return read_failed(path, r, id);
+	print_task("pid", id, when, &t, o->list);
+	print_req(id, when, level, &q, o->list);
+	return EX_OK;
+}
+
+/*
+ * Show (when) the one task at dir, or with -a the process's request
+ * and every thread of tgid.
+ */
 static int show_tasks(const struct opts *o, int tgid, const char *dir,
 		      int id, const char *when)
 {
 	char path[PATH_MAX], tdir[PATH_MAX];
-	struct pref_task t;
+	struct pref_req q;
 	int *tids, n, r;
 
-	if (!o->all) {
-		r = read_task(dir, &t, path, sizeof(path));
-		if (r < 0)
-			return read_failed(path, r, id);
-		print_task("pid", id, when, &t, o->list);
-		return EX_OK;
-	}
+	if (!o->all)
+		return show_task(o, dir, id, id == tgid ? "process" : "thread",
+				 when, false);
+	r = read_task_req(dir, &q, path, sizeof(path));
+	if (r < 0)
+		return read_failed(path, r, tgid);
+	print_req(tgid, when, "process", &q, o->list);
 	n = list_threads(o, tgid, &tids);
 	if (n < 0) {
 		snprintf(path, sizeof(path), "%s/%d/task", o->roots.proc, tgid);
 		return read_failed(path, n, tgid);
 	}
-	for (int i = 0; i < n; i++) {
+	r = EX_OK;
+	for (int i = 0; i < n && r == EX_OK; i++) {
 		snprintf(tdir, sizeof(tdir), "%s/%d/task/%d", o->roots.proc,
 			 tgid, tids[i]);
-		r = read_task(tdir, &t, path, sizeof(path));
-		if (r == -ENOENT || r == -ESRCH)
-			continue; /* exited meanwhile: not an error */
-		if (r < 0) {
-			free(tids);
-			return read_failed(path, r, tids[i]);
-		}
-		print_task("pid", tids[i], when, &t, o->list);
+		r = show_task(o, tdir, tids[i], "thread", when, true);
 	}
 	free(tids);
-	return EX_OK;
+	return r;
 }
 
 /*
@@ -369,7 +395,7 @@ static int readback(int r)
 static int run_pid(const struct opts *o)
 {
 	char dir[PATH_MAX], path[PATH_MAX];
-	bool set = o->have_cpus || o->have_ratio || o->reset;
+	bool set = o->have_cpus || o->have_ratio;
 	struct pref_task t;
 	int tgid, r;
 
@@ -446,23 +472,25 @@ static int cgroup_missing(const char *dir, const char *name)
 	return EX_FAIL;
 }
 
+/*
+ * A cgroup's own request, and what its tasks without one of their own
+ * get (cpuset.cpus.preferred.effective: the nearest request that does
+ * not inherit, within cpuset.cpus.effective).
+ */
 static int show_cgroup(const char *dir, const char *name, const char *when,
 		       bool list)
 {
 	char path[PATH_MAX], buf[CPUSET_LIST_BUFSZ], cpus[CPUSET_LIST_BUFSZ];
-	struct pref_ratio ratio;
-	struct cpuset s;
-	bool has;
+	struct cpureq eff;
+	struct pref_req q;
 	int r;
 
-	r = read_pref_file(dir, "cpuset.cpus.preferred", buf, sizeof(buf),
-			   path, sizeof(path));
-	if (r == 0 && pref_parse_cgroup_cpus(buf, &s, &has) < 0)
-		r = -EINVAL;
+	r = read_req(dir, "cpuset.cpus.preferred",
+		     "cpuset.cpus.preferred.ratio", &q, path, sizeof(path));
 	if (r == 0) {
-		r = read_pref_file(dir, "cpuset.cpus.preferred.ratio", buf,
+		r = read_pref_file(dir, "cpuset.cpus.preferred.effective", buf,
 				   sizeof(buf), path, sizeof(path));
-		if (r == 0 && pref_parse_ratio(buf, &ratio) < 0)
+		if (r == 0 && cpureq_parse_list(buf, &eff) < 0)
 			r = -EINVAL;
 	}
 	if (r == -EINVAL) {
@@ -473,12 +501,19 @@ static int show_cgroup(const char *dir, const char *name, const char *when,
 		file_error(path, -r, NULL);
 		return EX_FAIL;
 	}
-	printf("cgroup %s's %s preferred %s: %s\n", name, when,
-	       list ? "list" : "mask",
-	       has ? format_cpus(&s, list, cpus, sizeof(cpus))
-		   : "none (the nearest ancestor's applies)");
+	cpureq_format(&q.cpus, list, cpus, sizeof(cpus));
+	printf("cgroup %s's %s preferred %s: %s%s\n", name, when,
+	       list ? "list" : "mask", cpus,
+	       q.cpus.state == REQ_INHERIT ? " (the nearest ancestor's applies)"
+					   : "");
 	printf("cgroup %s's %s ratio: %s\n", name, when,
-	       pref_format_ratio(&ratio, buf, sizeof(buf)));
+	       pref_format_ratio(&q.ratio, buf, sizeof(buf)));
+	/* An empty line: no level has a mask for its tasks. */
+	if (eff.state == REQ_INHERIT)
+		eff.state = REQ_NONE;
+	cpureq_format(&eff, list, cpus, sizeof(cpus));
+	printf("cgroup %s's %s effective %s: %s\n", name, when,
+	       list ? "list" : "mask", cpus);
 	return EX_OK;
 }
 
@@ -503,29 +538,37 @@ static int run_cgroup(const struct opts *o)
 	if (access(path, F_OK) < 0)
 		return cgroup_missing(dir, name);
 	r = show_cgroup(dir, name, "current", o->list);
-	if (r != EX_OK || !(o->have_cpus || o->have_ratio || o->reset))
+	if (r != EX_OK || !(o->have_cpus || o->have_ratio))
 		return r;
-	/* An empty line clears the cgroup's own value. */
 	r = write_values(o, dir, "cpuset.cpus.preferred",
-			 o->have_cpus ? &o->cpus : NULL,
 			 "cpuset.cpus.preferred.ratio");
 	if (r != EX_OK)
 		return r;
 	return readback(show_cgroup(dir, name, "new", o->list));
 }
 
-/* MASK (hex, "0x" allowed as taskset takes it) or LIST with -c. */
+/*
+ * MASK (hex, "0x" allowed as taskset takes it) or LIST with -c, or the
+ * word "inherit" or "none".
+ */
 static int parse_cpus_arg(struct opts *o)
 {
+	struct cpuset *cpus = &o->cpus.cpus;
 	const char *s = o->mask_arg;
 	int r;
 
+	o->have_cpus = true;
+	o->cpus.state = REQ_SET;
+	if (!strcmp(s, "inherit") || !strcmp(s, "none")) {
+		o->cpus.state = req_state_of(s);
+		return EX_OK;
+	}
 	if (o->list) {
-		r = cpuset_parse_list(s, &o->cpus);
+		r = cpuset_parse_list(s, cpus);
 	} else {
 		if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 			s += 2;
-		r = cpuset_parse_mask(s, &o->cpus);
+		r = cpuset_parse_mask(s, cpus);
 	}
 	if (r == -ERANGE)
 		return usage_error("'%s' names a CPU beyond 1023",
@@ -536,9 +579,9 @@ static int parse_cpus_arg(struct opts *o)
 					   : "'%s' is not a hex CPU mask (e.g. "
 					     "f; -c for a list)",
 				   o->mask_arg);
-	if (cpuset_empty(&o->cpus))
-		return usage_error("'%s' names no CPU", o->mask_arg);
-	o->have_cpus = true;
+	if (cpuset_empty(cpus))
+		return usage_error("'%s' names no CPU (\"none\" to opt out)",
+				   o->mask_arg);
 	return EX_OK;
 }
 
@@ -562,7 +605,8 @@ static int parse_node_arg(struct opts *o)
 		free(t);
 		return EX_FAIL;
 	}
-	r = pref_nodes_cpus(t, o->node_arg, &o->cpus, &node);
+	r = pref_nodes_cpus(t, o->node_arg, &o->cpus.cpus, &node);
+	o->cpus.state = REQ_SET;
 	free(t);
 	if (r == -ENOENT) {
 		return usage_error("node %d does not exist", node);
@@ -718,11 +762,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		return r;
 	if (o->node_arg && (r = parse_node_arg(o)) != EX_OK)
 		return r;
+	if (o->reset) {
+		o->cpus.state = REQ_INHERIT;
+		o->have_cpus = true;
+	}
 	if (o->ratio_arg) {
-		if (pref_parse_ratio(o->ratio_arg, &o->ratio) < 0)
+		if (!*o->ratio_arg ||
+		    pref_parse_ratio(o->ratio_arg, &o->ratio) < 0)
 			return usage_error("bad ratio '%s': want "
 					   "ALLOWED:PREFERRED, each 1..10000, "
-					   "or default",
+					   "inherit or none",
 					   o->ratio_arg);
 		o->have_ratio = true;
 	}

@@ -171,11 +171,26 @@ void sysctl_resume(struct sysctl_ratio *s)
 		 s->cur.preferred);
 }
 
+/*
+ * Both sides at once through kernel.sched_soft_affinity_ratio, so that no
+ * other ratio is ever in force between the old and the new one; kernels
+ * without it get the two files in the order that passes through the
+ * softer or the harder of the two, never further.
+ */
 static int write_ratio(struct sysctl_ratio *s, struct ratio next)
 {
 	struct ratio cur = s->cur;
 	bool allowed_first = ctl_write_allowed_first(cur, next);
-	int r = 0;
+	char path[PATH_MAX], buf[32];
+	int r = 0, n;
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/sched_soft_affinity_ratio",
+		 s->roots->proc);
+	n = snprintf(buf, sizeof(buf), "%u:%u\n", next.allowed, next.preferred);
+	r = write_file(path, buf, (size_t)n);
+	if (r != -ENOENT)
+		return r;
+	r = 0;
 
 	if (allowed_first && cur.allowed != next.allowed)
 		r = write_one(s->roots, "sched_allowed", next.allowed);

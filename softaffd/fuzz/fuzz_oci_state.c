@@ -43,12 +43,14 @@ static void check_request(const struct oci_request *req,
 			    strlen(OCI_ANNOTATION_PREFIX)))
 			abort();
 	}
-	if (req->has_ratio && req->ratio.allowed &&
-	    (req->ratio.allowed > PREF_RATIO_MAX ||
+	if (req->has_ratio && req->ratio.state == REQ_SET &&
+	    (req->ratio.allowed < PREF_RATIO_MIN ||
+	     req->ratio.allowed > PREF_RATIO_MAX ||
 	     req->ratio.preferred < PREF_RATIO_MIN ||
 	     req->ratio.preferred > PREF_RATIO_MAX))
 		abort();
-	if (req->has_ratio && !req->ratio.allowed && req->ratio.preferred)
+	if (req->has_ratio && req->ratio.state != REQ_SET &&
+	    (req->ratio.allowed || req->ratio.preferred))
 		abort();
 }
 

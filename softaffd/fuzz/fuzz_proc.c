@@ -25,6 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct sampler sampler;
 	char buf[CPUSET_LIST_BUFSZ];
 	struct cpuset set, back;
+	struct cpureq req, req_back;
 	struct pstat st;
 	char *text;
 	uid_t uid;
@@ -56,6 +57,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    !cpuset_equal(&set, &back))
 				abort();
 		}
+		/* A request read, written back, changes nothing. */
+		if (cpureq_parse_list(text, &req) == 0 &&
+		    (cpureq_format(&req, true, buf, sizeof(buf)) < 0 ||
+		     cpureq_parse_list(buf, &req_back) < 0 ||
+		     !cpureq_equal(&req, &req_back)))
+			abort();
 		break;
 	case 4:
 		if (cpuset_parse_mask(text, &set) == 0) {

@@ -6,7 +6,8 @@
 #
 # adds COUNT processes FIRST_PID.. named COMM, each with THREADS threads
 # (tids PID, PID+1..: leave room between PIDs), hard mask HARD (0-3) and
-# soft affinity off.
+# no soft affinity requested at any level (ABI v4: the request files read
+# an empty line, status says source none).
 import os
 import sys
 
@@ -31,16 +32,21 @@ def stat_line(tid, start):
 for i in range(count):
     pid = first + i * (nthreads + 1)
     start = 1000 + pid
-    status = "Name:\t%s\nUid:\t0\t0\t0\t0\nCpus_allowed_list:\t%s\n" % (
-        comm, hard)
+    status = ("Name:\t%s\nUid:\t0\t0\t0\t0\nCpus_allowed_list:\t%s\n"
+              "Cpus_preferred_list:\t%s\nCpus_preferred_source:\tnone\n"
+              "Cpus_preferred_ratio:\t100:1\n"
+              "Cpus_preferred_ratio_source:\tdefault\n") % (comm, hard, hard)
     for t in range(nthreads):
         tid = pid + t
         d = "%s/%d/task/%d" % (root, pid, tid)
         os.makedirs(d, exist_ok=True)
         write(d + "/stat", stat_line(tid, start))
         write(d + "/status", status)
-        write(d + "/soft_affinity_list", hard + "\n")
+        write(d + "/soft_affinity_list", "\n")
+        write(d + "/soft_affinity_ratio", "\n")
     write("%s/%d/stat" % (root, pid), stat_line(pid, start))
     write("%s/%d/status" % (root, pid), status)
+    write("%s/%d/soft_affinity_list" % (root, pid), "\n")
+    write("%s/%d/soft_affinity_ratio" % (root, pid), "\n")
     write("%s/%d/cmdline" % (root, pid), comm + "\0--flag\0")
     write("%s/%d/cgroup" % (root, pid), "0::/system.slice/x.service\n")

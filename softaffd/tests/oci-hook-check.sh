@@ -44,7 +44,7 @@ fixture() {
 	echo "cpuset cpu io memory pids" > "$CGROOT/cgroup.controllers"
 	echo 0-3 > "$CG/cpuset.cpus"
 	echo > "$CG/cpuset.cpus.preferred"
-	echo default > "$CG/cpuset.cpus.preferred.ratio"
+	echo > "$CG/cpuset.cpus.preferred.ratio"
 	# A decoy a path-like value or cgroup path must never reach.
 	echo keep > "$W/outside/cpuset.cpus.preferred"
 	echo keep > "$W/outside/cpuset.cpus.preferred.ratio"
@@ -164,10 +164,17 @@ rc_is 0 && has "$CG/cpuset.cpus.preferred" 1 &&
 	has "$CG/cpuset.cpus.preferred.ratio" 10000:1
 result $? "good: softness strict is 10000:1, the CPUs left alone"
 echo 5:4 > "$CG/cpuset.cpus.preferred.ratio"
-hook "$(state c1 4242 '"io.softaff.softness":"default","io.softaff.nodes":"0-1"')"
-rc_is 0 && has "$CG/cpuset.cpus.preferred.ratio" default &&
+hook "$(state c1 4242 '"io.softaff.softness":"inherit","io.softaff.nodes":"0-1"')"
+rc_is 0 && has "$CG/cpuset.cpus.preferred.ratio" inherit &&
 	has "$CG/cpuset.cpus.preferred" 0-3
-result $? "good: softness default, nodes 0-1 (and the same state again: the mark is replaced)"
+result $? "good: softness inherit, nodes 0-1 (and the same state again: the mark is replaced)"
+hook "$(state c1 4242 '"io.softaff.softness":"none"')"
+rc_is 0 && has "$CG/cpuset.cpus.preferred.ratio" none
+result $? "good: softness none (the cgroup opts out of its ancestors' ratio)"
+echo 5:4 > "$CG/cpuset.cpus.preferred.ratio"
+hook "$(state c1 4242 '"io.softaff.softness":"default"')"
+rc_is 0 && has "$CG/cpuset.cpus.preferred.ratio" inherit
+result $? "good: softness default, the older word, writes inherit"
 
 # ---- nothing to do ----
 fixture
@@ -189,7 +196,7 @@ bad "CPU beyond the present ones" '"io.softaff.cpus":"2-4"' \
 bad "nodes and cpus together" '"io.softaff.nodes":"1","io.softaff.cpus":"2"' \
 	'io.softaff.nodes and io.softaff.cpus exclude each other'
 bad "ratio 0:1" '"io.softaff.softness":"0:1"' \
-	'io.softaff.softness="0:1": want ALLOWED:PREFERRED (each 1..10000, e.g. 20:1), strict or default'
+	'io.softaff.softness="0:1": want ALLOWED:PREFERRED (each 1..10000, e.g. 20:1), strict, inherit or none'
 bad "ratio 10001:1" '"io.softaff.softness":"10001:1"' \
 	'io.softaff.softness="10001:1": want ALLOWED:PREFERRED'
 bad "ratio 1:" '"io.softaff.softness":"1:"' \
@@ -324,7 +331,7 @@ if [ "$(id -u)" = 0 ] && command -v unshare > /dev/null &&
 		mount -t ramfs none "$1" || exit 99
 		echo 0-3 > "$1/cpuset.cpus"
 		echo > "$1/cpuset.cpus.preferred"
-		echo default > "$1/cpuset.cpus.preferred.ratio"
+		echo > "$1/cpuset.cpus.preferred.ratio"
 		"$2" --proc-root "$3" --sys-root "$4"
 		echo "rc=$?" > "$5/ramfs-rc"
 		cat "$1/cpuset.cpus.preferred" > "$5/ramfs-cpus"' \

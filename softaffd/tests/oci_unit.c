@@ -191,9 +191,16 @@ static void test_decode(void)
 		     NULL) == 0);
 	CHECK(!req.has_cpus && req.has_ratio);
 	CHECK(req.ratio.allowed == 10000 && req.ratio.preferred == 1);
+	CHECK(decode(&req, err, sizeof(err), "io.softaff.softness", "inherit",
+		     NULL) == 0);
+	CHECK(req.has_ratio && req.ratio.state == REQ_INHERIT);
+	/* The older word for inherit, as annotations may still say it. */
 	CHECK(decode(&req, err, sizeof(err), "io.softaff.softness", "default",
 		     NULL) == 0);
-	CHECK(req.has_ratio && req.ratio.allowed == 0);
+	CHECK(req.has_ratio && req.ratio.state == REQ_INHERIT);
+	CHECK(decode(&req, err, sizeof(err), "io.softaff.softness", "none",
+		     NULL) == 0);
+	CHECK(req.has_ratio && req.ratio.state == REQ_NONE);
 	/* As the kernel takes it: allowed below preferred too. */
 	CHECK(decode(&req, err, sizeof(err), "io.softaff.softness", "1:10000",
 		     NULL) == 0);
@@ -223,7 +230,7 @@ static void test_decode_bad(void)
 		 "io.softaff.cpus=\"/sys/fs/cgroup\": not a CPU list"},
 		{"io.softaff.softness", "0:1",
 		 "io.softaff.softness=\"0:1\": want ALLOWED:PREFERRED (each "
-		 "1..10000, e.g. 20:1), strict or default"},
+		 "1..10000, e.g. 20:1), strict, inherit or none"},
 		{"io.softaff.softness", "10001:1", "want ALLOWED:PREFERRED"},
 		{"io.softaff.softness", "1:", "want ALLOWED:PREFERRED"},
 		{"io.softaff.softness", "Strict", "want ALLOWED:PREFERRED"},
@@ -287,7 +294,7 @@ int main(void)
 	topo_init();
 	RUN(test_state, "oci: state JSON -> id, pid, bundle, io.softaff.*");
 	RUN(test_state_bad, "oci: bad states refused with their reason");
-	RUN(test_decode, "oci: nodes, cpus, softness (strict, default)");
+	RUN(test_decode, "oci: nodes, cpus, softness (strict, inherit, none)");
 	RUN(test_decode_bad, "oci: bad annotations named, request untouched");
 	RUN(test_quote, "oci: values escaped and bounded in messages");
 	return t_failed_checks ? 1 : 0;

@@ -23,34 +23,36 @@ S=$W/sys
 tap_unit "$HERE/$B/softaff-unit" "softaff unit" "$W/unit.out"
 
 # ---- fixtures ----
-# task DIR TGID LIST SOURCE RATIO: a task's status and preference files.
+# task DIR TGID LIST SOURCE RATIO RSOURCE REQ RREQ: a task's status, what
+# applies to it (ABI v4: LIST from SOURCE, RATIO from RSOURCE), and the
+# request files of its level as the kernel reads them (REQ, RREQ: "" for
+# inherit, none, or the value as written).
 task() {
 	mkdir -p "$1"
-	printf 'Name:\tdemo\nTgid:\t%s\nCpus_allowed:\tf\nCpus_allowed_list:\t0-3\nCpus_preferred:\t-\nCpus_preferred_list:\t%s\nCpus_preferred_source:\t%s\n' \
-		"$2" "$3" "$4" > "$1/status"
-	echo "$5" > "$1/soft_affinity_ratio"
-	echo "$3" > "$1/soft_affinity_list"
+	printf 'Name:\tdemo\nTgid:\t%s\nCpus_allowed:\tf\nCpus_allowed_list:\t0-3\nCpus_preferred:\t-\nCpus_preferred_list:\t%s\nCpus_preferred_source:\t%s\nCpus_preferred_ratio:\t%s\nCpus_preferred_ratio_source:\t%s\n' \
+		"$2" "$3" "$4" "$5" "$6" > "$1/status"
+	echo "$7" > "$1/soft_affinity_list"
+	echo "$8" > "$1/soft_affinity_ratio"
 }
-task "$P/100" 100 0-1 task "5:4 task"
-task "$P/100/task/100" 100 0-1 task "5:4 task"
-task "$P/100/task/101" 100 2 task "100:1 default"
-task "$P/100/task/99" 100 0-3 none "100:1 default"
+task "$P/100" 100 0-1 process 5:4 process 0-1 5:4
+task "$P/100/task/100" 100 0-1 process 5:4 process "" ""
+task "$P/100/task/101" 100 2 thread 5:4 process 2 ""
+task "$P/100/task/99" 100 0-3 none 100:1 thread none 100:1
 # /proc/TID of a thread exists too (not listed), with the thread's values.
-task "$P/101" 100 2 task "100:1 default"
-task "$P/self" 7 0-3 none "100:1 default"
+task "$P/101" 100 2 thread 5:4 process 2 ""
+task "$P/self" 7 0-3 none 100:1 default "" ""
 echo f > "$P/self/soft_affinity"
 for nd in 0 1; do
 	mkdir -p "$S/devices/system/node/node$nd"
 done
 echo 0-1 > "$S/devices/system/node/node0/cpulist"
 echo 2-3 > "$S/devices/system/node/node1/cpulist"
-mkdir -p "$S/devices/system/cpu"
-echo 0-3 > "$S/devices/system/cpu/possible"
 CG=$S/fs/cgroup
 mkdir -p "$CG/app" "$CG/nocpuset" "$CG/oldkernel"
 echo 0-3 > "$CG/app/cpuset.cpus"
 echo 0-1 > "$CG/app/cpuset.cpus.preferred"
-echo default > "$CG/app/cpuset.cpus.preferred.ratio"
+echo > "$CG/app/cpuset.cpus.preferred.ratio"
+echo 0-1 > "$CG/app/cpuset.cpus.preferred.effective"
 echo 0-3 > "$CG/oldkernel/cpuset.cpus"
 
 # sa ARGS...: softaff on the fixtures; output in $W/out, errors in
@@ -78,26 +80,32 @@ rc_is() {
 
 # ---- showing ----
 sa -p 100
-rc_is 0 && says "pid 100's current preferred mask: 3 (task)" &&
-	says "pid 100's current ratio: 5:4 (task)"
-result $? "show: -p PID prints the hex mask, the ratio and their sources"
+rc_is 0 && says "pid 100's current preferred mask: 3 (process)" &&
+	says "pid 100's current ratio: 5:4 (process)" &&
+	says "pid 100's current process request: mask 3, ratio 5:4"
+result $? "show: -p PID prints what applies (status, sources) and the process's request"
 sa -pc 100
-rc_is 0 && says "pid 100's current preferred list: 0-1 (task)"
-result $? "show: -pc PID prints a list"
+rc_is 0 && says "pid 100's current preferred list: 0-1 (process)" &&
+	says "pid 100's current process request: list 0-1, ratio 5:4"
+result $? "show: -pc PID prints lists"
 sa -p -a -c 100
 rc_is 0 && [ "$(sed -n 's/^pid \([0-9]*\).s current preferred.*/\1/p' "$W/out" | tr '\n' ' ')" = "99 100 101 " ] &&
-	says "pid 101's current preferred list: 2 (task)" &&
-	says "pid 99's current ratio: 100:1 (default)"
-result $? "show: -a prints every thread, in order, each with its own values"
+	says "pid 100's current process request: list 0-1, ratio 5:4" &&
+	says "pid 101's current preferred list: 2 (thread)" &&
+	says "pid 101's current thread request: list 2, ratio inherit" &&
+	says "pid 99's current ratio: 100:1 (thread)" &&
+	says "pid 99's current thread request: list none, ratio 100:1"
+result $? "show: -a prints the process's request, then every thread in order with its own"
 sa -p 101
-rc_is 0 && says "pid 101's current preferred mask: 4 (task)"
+rc_is 0 && says "pid 101's current preferred mask: 4 (thread)" &&
+	says "pid 101's current thread request: mask 4, ratio inherit"
 result $? "show: -p TID of a thread reads that thread (task/TID)"
 
 # ---- setting a process, a thread ----
 sa -p -c 2-3 100
 rc_is 0 && has "$P/100/soft_affinity_list" 2-3 &&
 	has "$P/100/task/101/soft_affinity_list" 2 &&
-	says "pid 100's current preferred list: 0-1 (task)" &&
+	says "pid 100's current preferred list: 0-1 (process)" &&
 	grep -q "^pid 100's new preferred list: " "$W/out"
 result $? "set: -p -c LIST PID writes the process file, prints current and new"
 sa -p 0x5 100
@@ -120,17 +128,31 @@ result $? "set: -N 0,1 writes both nodes' CPUs"
 sa -p --ratio 20:1 100
 rc_is 0 && has "$P/100/soft_affinity_ratio" 20:1 && has "$P/100/soft_affinity_list" 0-3
 result $? "set: --ratio A:P writes only the ratio"
-# Back to what the kernel would show: reads need "A:P SOURCE".
-kratio() { echo "5:4 task" > "$P/100/soft_affinity_ratio"; }
+# Back to a request the kernel could show ("inherit" reads as "").
+kratio() { echo 5:4 > "$P/100/soft_affinity_ratio"; }
+for w in inherit none; do
+	kratio
+	sa -p --ratio $w 100
+	rc_is 0 && has "$P/100/soft_affinity_ratio" $w
+	result $? "set: --ratio $w"
+done
 kratio
 sa -p --ratio default 100
-rc_is 0 && has "$P/100/soft_affinity_ratio" default
-result $? "set: --ratio default"
+rc_is 0 && has "$P/100/soft_affinity_ratio" inherit
+result $? "set: --ratio default, the older word, writes inherit"
 kratio
-echo 0 > "$P/100/soft_affinity_list"
 sa -p --reset 100
-rc_is 0 && has "$P/100/soft_affinity_list" 0-3
-result $? "set: --reset writes every possible CPU, which clears the request"
+rc_is 0 && has "$P/100/soft_affinity_list" inherit &&
+	has "$P/100/soft_affinity_ratio" 5:4
+result $? "set: --reset writes inherit to the mask only"
+sa -p none 100
+rc_is 0 && has "$P/100/soft_affinity_list" none &&
+	says "pid 100's current process request: mask inherit, ratio 5:4"
+result $? "set: MASK none opts the process out"
+sa -p -c inherit 100
+rc_is 0 && has "$P/100/soft_affinity_list" inherit &&
+	says "pid 100's current process request: list none, ratio 5:4"
+result $? "set: LIST inherit clears it"
 sa -p -c --ratio 5:4 0 100
 rc_is 0 && has "$P/100/soft_affinity_list" 0 && has "$P/100/soft_affinity_ratio" 5:4
 result $? "set: a list and a ratio in one call"
@@ -161,7 +183,7 @@ sa -p --node 7 100
 errs "node 7 does not exist"
 result $? "usage: an unknown node is named"
 sa -p --ratio 5:0 100
-errs "bad ratio '5:0': want ALLOWED:PREFERRED, each 1..10000, or default"
+errs "bad ratio '5:0': want ALLOWED:PREFERRED, each 1..10000, inherit or none"
 result $? "usage: a bad ratio says what a good one looks like"
 sa -p zz 100
 errs "'zz' is not a hex CPU mask (e.g. f; -c for a list)"
@@ -173,13 +195,23 @@ rc_is 1 && errs "softaff: $P/4242/status: No such file or directory (no process 
 result $? "fail: no such process: exit 1, names the file and the errno"
 rm "$P/100/soft_affinity_list"
 mkdir "$P/100/soft_affinity_list"
-kratio
-sa -p -c --ratio 7:1 1 100
-rc_is 1 && errs "softaff: writing '1' to $P/100/soft_affinity_list: Is a directory" &&
-	has "$P/100/soft_affinity_ratio" "5:4 task"
-result $? "fail: a refused write names value, file and errno; the ratio is not written after it"
+sa -p 100
+rc_is 1 && errs "softaff: $P/100/soft_affinity_list: Is a directory"
+result $? "fail: a request that cannot be read: exit 1, names the file and the errno"
 rmdir "$P/100/soft_affinity_list"
-echo 0-3 > "$P/100/soft_affinity_list"
+# /dev/full: reads as an empty line (inherit), refuses writes (ENOSPC).
+if [ -c /dev/full ]; then
+	ln -s /dev/full "$P/100/soft_affinity_list"
+	kratio
+	sa -p -c --ratio 7:1 1 100
+	rc_is 1 && errs "softaff: writing '1' to $P/100/soft_affinity_list: No space left on device" &&
+		has "$P/100/soft_affinity_ratio" 5:4
+	result $? "fail: a refused write names value, file and errno; the ratio is not written after it"
+	rm "$P/100/soft_affinity_list"
+else
+	ok "fail: a refused write names value, file and errno # SKIP no /dev/full"
+fi
+echo 0-1 > "$P/100/soft_affinity_list"
 mv "$P/self/soft_affinity" "$P/self/soft_affinity.x"
 sa -p 100
 rc_is 3 && errs "$P/self/soft_affinity: No such file or directory (this kernel does not have the soft affinity series)"
@@ -214,8 +246,9 @@ result $? "command: not executable: exit 126"
 # ---- cgroups ----
 sa -g app
 rc_is 0 && says "cgroup /app's current preferred mask: 3" &&
-	says "cgroup /app's current ratio: default"
-result $? "cgroup: shows its mask and ratio"
+	says "cgroup /app's current ratio: inherit" &&
+	says "cgroup /app's current effective mask: 3"
+result $? "cgroup: shows its request (mask, ratio) and what its tasks get"
 sa --cgroup "$CG/app/" -c 2-3 --ratio 20:1
 cat "$W/out" "$W/err" > "$W/cg-set"
 rc_is 0 && has "$CG/app/cpuset.cpus.preferred" 2-3 &&
@@ -225,13 +258,21 @@ result $? "cgroup: the mount's full path; -c LIST and --ratio written (options a
 sa -g app --node 0
 rc_is 0 && has "$CG/app/cpuset.cpus.preferred" 0-1
 result $? "cgroup: --node"
-sa -g /app --reset --ratio default
-rc_is 0 && [ "$(cat "$CG/app/cpuset.cpus.preferred")" = "" ] &&
-	has "$CG/app/cpuset.cpus.preferred.ratio" default
-result $? "cgroup: --reset writes an empty line (clears), --ratio default"
+sa -g /app -c none --ratio none
+rc_is 0 && has "$CG/app/cpuset.cpus.preferred" none &&
+	has "$CG/app/cpuset.cpus.preferred.ratio" none &&
+	says "cgroup /app's new preferred list: none"
+result $? "cgroup: none opts out, mask and ratio"
+sa -g /app --reset --ratio inherit
+rc_is 0 && has "$CG/app/cpuset.cpus.preferred" inherit &&
+	has "$CG/app/cpuset.cpus.preferred.ratio" inherit
+result $? "cgroup: --reset and --ratio inherit write inherit"
+echo > "$CG/app/cpuset.cpus.preferred"
+echo > "$CG/app/cpuset.cpus.preferred.effective"
 sa -g app
-rc_is 0 && says "cgroup /app's current preferred mask: none (the nearest ancestor's applies)"
-result $? "cgroup: no value of its own is said so"
+rc_is 0 && says "cgroup /app's current preferred mask: inherit (the nearest ancestor's applies)" &&
+	says "cgroup /app's current effective mask: none"
+result $? "cgroup: no value of its own is said so; an empty effective one is none"
 sa -g nosuch
 rc_is 1 && errs "$CG/nosuch: No such file or directory (no such cgroup)"
 result $? "cgroup: no such cgroup: exit 1"
@@ -280,7 +321,7 @@ if command -v bash > /dev/null; then
 	}
 	opts=$(complete_words softaff --r | tr '\n' ' ')
 	ratio=$(complete_words softaff --ratio "" | tr '\n' ' ')
-	[ "$opts" = "--ratio --reset " ] && [ "$ratio" = "default " ]
+	[ "$opts" = "--ratio --reset " ] && [ "$ratio" = "inherit none " ]
 	result $? "completion: options ('$opts') and the ratio's values ('$ratio')"
 else
 	ok "completion # SKIP no bash"

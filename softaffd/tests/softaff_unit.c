@@ -13,27 +13,34 @@
 static void test_ratio(void)
 {
 	static const char *const bad[] = {
-		"",     "0:1",	 "1:0",	  "10001:1", "5",    "5:",   ":5",
-		"a:b",	"5:4x",	 "-1:1",  "5 :4",    "+5:4", "5:4:3", "Default",
-		"default x", "99999999999999999999999:1",
+		"0:1",	 "1:0",	  "10001:1", "5",    "5:",   ":5",  "a:b",
+		"5:4x",	 "-1:1",  "5 :4",    "+5:4", "5:4:3", "Default",
+		"default x", "none x", "inherit:1", "5:4 task",
+		"99999999999999999999999:1",
 		"1111111111111111111111111111111111:1",
 	};
-	struct pref_ratio r = {7, 7};
+	struct pref_ratio r = {REQ_SET, 7, 7};
 	char buf[32];
 
 	CHECK(pref_parse_ratio("5:4", &r) == 0);
-	CHECK(r.allowed == 5 && r.preferred == 4);
+	CHECK(r.state == REQ_SET && r.allowed == 5 && r.preferred == 4);
 	CHECK(pref_parse_ratio(" 10000:1\n", &r) == 0);
 	CHECK(r.allowed == 10000 && r.preferred == 1);
 	/* The kernel takes allowed < preferred: so do we. */
 	CHECK(pref_parse_ratio("1:10000", &r) == 0);
-	CHECK(pref_parse_ratio("default\n", &r) == 0);
+	/* What the kernel reads for inherit, and the words. */
+	CHECK(pref_parse_ratio("\n", &r) == 0 && r.state == REQ_INHERIT);
 	CHECK(r.allowed == 0 && r.preferred == 0);
-	CHECK_STR(pref_format_ratio(&r, buf, sizeof(buf)), "default");
-	r = (struct pref_ratio){20, 1};
+	CHECK_STR(pref_format_ratio(&r, buf, sizeof(buf)), "inherit");
+	CHECK(pref_parse_ratio("inherit\n", &r) == 0 && r.state == REQ_INHERIT);
+	/* The old word, still taken from users. */
+	CHECK(pref_parse_ratio("default\n", &r) == 0 && r.state == REQ_INHERIT);
+	CHECK(pref_parse_ratio(" none\n", &r) == 0 && r.state == REQ_NONE);
+	CHECK_STR(pref_format_ratio(&r, buf, sizeof(buf)), "none");
+	r = (struct pref_ratio){REQ_SET, 20, 1};
 	CHECK_STR(pref_format_ratio(&r, buf, sizeof(buf)), "20:1");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		r = (struct pref_ratio){7, 7};
+		r = (struct pref_ratio){REQ_SET, 7, 7};
 		if (pref_parse_ratio(bad[i], &r) != -EINVAL)
 			printf("# taken: '%s'\n", bad[i]);
 		CHECK(pref_parse_ratio(bad[i], &r) == -EINVAL);
@@ -41,57 +48,75 @@ static void test_ratio(void)
 	}
 }
 
+#define STATUS_V4                                                       \
+	"Name:\tx\nTgid:\t42\nPid:\t43\n"                                \
+	"Cpus_allowed_list:\t0-3\n"                                        \
+	"Cpus_preferred:\t3\n"                                             \
+	"Cpus_preferred_list:\t0-1\n"                                      \
+	"Cpus_preferred_source:\tcgroup\n"                                 \
+	"Cpus_preferred_ratio:\t5:4\n"                                     \
+	"Cpus_preferred_ratio_source:\tprocess\n"
+
 static void test_status(void)
 {
 	struct pref_task t;
 
-	CHECK(pref_parse_status("Name:\tx\nTgid:\t42\nPid:\t43\n"
-				"Cpus_allowed_list:\t0-3\n"
-				"Cpus_preferred:\t3\n"
-				"Cpus_preferred_list:\t0-1\n"
-				"Cpus_preferred_source:\tcgroup\n",
-				&t) == 0);
+	CHECK(pref_parse_status(STATUS_V4, &t) == 0);
 	CHECK(t.tgid == 42);
 	CHECK(cpuset_count(&t.cpus) == 2 && cpuset_test(&t.cpus, 1));
 	CHECK_STR(t.source, "cgroup");
-	/* A kernel without the series has no such lines. */
+	CHECK(t.ratio.state == REQ_SET && t.ratio.allowed == 5 &&
+	      t.ratio.preferred == 4);
+	CHECK_STR(t.ratio_source, "process");
+	/* A kernel without the series (or before ABI v4) has no such lines. */
 	CHECK(pref_parse_status("Tgid:\t1\nCpus_allowed_list:\t0-3\n", &t) ==
 	      -ENOTSUP);
-	CHECK(pref_parse_status("Tgid:\t1\nCpus_preferred_list:\tzz\n"
+	CHECK(pref_parse_status("Tgid:\t1\nCpus_preferred_list:\t0\n"
 				"Cpus_preferred_source:\ttask\n",
+				&t) == -ENOTSUP);
+	CHECK(pref_parse_status("Tgid:\t1\nCpus_preferred_list:\tzz\n"
+				"Cpus_preferred_source:\tthread\n"
+				"Cpus_preferred_ratio:\t100:1\n"
+				"Cpus_preferred_ratio_source:\tdefault\n",
 				&t) == -EINVAL);
 	CHECK(pref_parse_status("Tgid:\tx\nCpus_preferred_list:\t0\n"
-				"Cpus_preferred_source:\ttask\n",
+				"Cpus_preferred_source:\tthread\n"
+				"Cpus_preferred_ratio:\t100:1\n"
+				"Cpus_preferred_ratio_source:\tdefault\n",
 				&t) == -EINVAL);
 	CHECK(pref_parse_status("Tgid:\t1\nCpus_preferred_list:\t0\n"
-				"Cpus_preferred_source:\t\n",
+				"Cpus_preferred_source:\t\n"
+				"Cpus_preferred_ratio:\t100:1\n"
+				"Cpus_preferred_ratio_source:\tdefault\n",
+				&t) == -EINVAL);
+	/* The ratio in force is a value, never a word. */
+	CHECK(pref_parse_status("Tgid:\t1\nCpus_preferred_list:\t0\n"
+				"Cpus_preferred_source:\tthread\n"
+				"Cpus_preferred_ratio:\t\n"
+				"Cpus_preferred_ratio_source:\tdefault\n",
 				&t) == -EINVAL);
 }
 
-static void test_ratio_file(void)
+static void test_requests(void)
 {
-	struct pref_task t;
+	struct pref_req q, o;
+	char buf[64];
 
-	CHECK(pref_parse_ratio_file("5:4 task\n", &t) == 0);
-	CHECK(t.ratio.allowed == 5 && t.ratio.preferred == 4);
-	CHECK_STR(t.ratio_source, "task");
-	CHECK(pref_parse_ratio_file("100:1 default\n", &t) == 0);
-	CHECK_STR(t.ratio_source, "default");
-	CHECK(pref_parse_ratio_file("default default\n", &t) == -EINVAL);
-	CHECK(pref_parse_ratio_file("5:4\n", &t) == -EINVAL);
-	CHECK(pref_parse_ratio_file("5:4 \n", &t) == -EINVAL);
-	CHECK(pref_parse_ratio_file("", &t) == -EINVAL);
-}
-
-static void test_cgroup_cpus(void)
-{
-	struct cpuset s;
-	bool has = true;
-
-	CHECK(pref_parse_cgroup_cpus("\n", &s, &has) == 0 && !has);
-	CHECK(pref_parse_cgroup_cpus("2-3\n", &s, &has) == 0 && has);
-	CHECK(cpuset_count(&s) == 2);
-	CHECK(pref_parse_cgroup_cpus("x\n", &s, &has) == -EINVAL);
+	CHECK(pref_parse_req("\n", "\n", &q) == 0);
+	CHECK(q.cpus.state == REQ_INHERIT && q.ratio.state == REQ_INHERIT);
+	CHECK(cpureq_format(&q.cpus, true, buf, sizeof(buf)) == 7);
+	CHECK_STR(buf, "inherit");
+	CHECK(pref_parse_req("none\n", "none\n", &q) == 0);
+	CHECK(q.cpus.state == REQ_NONE && q.ratio.state == REQ_NONE);
+	CHECK(pref_parse_req("2-3\n", "20:1\n", &q) == 0);
+	CHECK(q.cpus.state == REQ_SET && cpuset_count(&q.cpus.cpus) == 2);
+	cpureq_format(&q.cpus, false, buf, sizeof(buf));
+	CHECK_STR(buf, "c");
+	CHECK(pref_parse_req("inherit\n", "5:4", &o) == 0 &&
+	      o.cpus.state == REQ_INHERIT && !pref_req_equal(&q, &o));
+	CHECK(pref_parse_req("2-3", "20:1", &o) == 0 && pref_req_equal(&q, &o));
+	CHECK(pref_parse_req("x\n", "\n", &q) == -EINVAL);
+	CHECK(pref_parse_req("\n", "default x\n", &q) == -EINVAL);
 }
 
 static void test_nodes(void)
@@ -155,10 +180,9 @@ static void test_cgroup_dir(void)
 
 int main(void)
 {
-	RUN(test_ratio, "softaff: ratio A:P and default, bad ones untouched");
+	RUN(test_ratio, "softaff: ratio A:P, inherit, none; bad ones untouched");
 	RUN(test_status, "softaff: Cpus_preferred_* and Tgid from status");
-	RUN(test_ratio_file, "softaff: soft_affinity_ratio 'A:P SOURCE'");
-	RUN(test_cgroup_cpus, "softaff: cpuset.cpus.preferred, empty = none");
+	RUN(test_requests, "softaff: a level's request: inherit, none, value");
 	RUN(test_nodes, "softaff: nodes -> present CPUs, unknown node named");
 	RUN(test_cgroup_dir, "softaff: cgroup PATH forms, '..' refused");
 	return t_failed_checks ? 1 : 0;

@@ -129,7 +129,21 @@ static void stat_line(char *buf, size_t size, int pid, const char *comm,
 	snprintf(buf + off, size - off, "\n");
 }
 
-/* Add a task; the leader (tid == pid) also gets the process files. */
+/*
+ * What a fresh task's status shows of soft affinity (ABI v4): no level
+ * asks for anything, the sysctls' ratio applies.
+ */
+#define STATUS_PREFERRED                                              \
+	"Cpus_preferred:\tf\nCpus_preferred_list:\t0-3\n"             \
+	"Cpus_preferred_source:\tnone\nCpus_preferred_ratio:\t100:1\n" \
+	"Cpus_preferred_ratio_source:\tdefault\n"
+
+/*
+ * Add a task; the leader (tid == pid) also gets the process files.
+ * soft is the thread's own request, task/TID/soft_affinity_list, as
+ * the kernel reads it: "\n" (inherit, as threads start), "none\n" or
+ * a list; NULL: no such file (a kernel without soft affinity).
+ */
 static void mktask(int pid, int tid, const char *comm, unsigned long long start,
 		   unsigned int policy, const char *hard, const char *soft)
 {
@@ -140,7 +154,7 @@ static void mktask(int pid, int tid, const char *comm, unsigned long long start,
 	put(path, buf);
 	snprintf(buf, sizeof(buf),
 		 "Name:\t%s\nUid:\t1000\t1000\t1000\t1000\n"
-		 "Cpus_allowed:\tf\nCpus_allowed_list:\t%s\n",
+		 "Cpus_allowed:\tf\nCpus_allowed_list:\t%s\n" STATUS_PREFERRED,
 		 comm, hard);
 	snprintf(path, sizeof(path), "%s/%d/task/%d/status", proc, pid, tid);
 	put(path, buf);
@@ -148,6 +162,18 @@ static void mktask(int pid, int tid, const char *comm, unsigned long long start,
 		snprintf(path, sizeof(path), "%s/%d/task/%d/soft_affinity_list",
 			 proc, pid, tid);
 		put(path, soft);
+		snprintf(path, sizeof(path), "%s/%d/task/%d/soft_affinity_ratio",
+			 proc, pid, tid);
+		put(path, "\n");
+	}
+	/* The process level inherits, mask and ratio, as processes start. */
+	if (soft && pid == tid) {
+		snprintf(path, sizeof(path), "%s/%d/soft_affinity_list", proc,
+			 pid);
+		put(path, "\n");
+		snprintf(path, sizeof(path), "%s/%d/soft_affinity_ratio", proc,
+			 pid);
+		put(path, "\n");
 	}
 	if (pid == tid) {
 		stat_line(buf, sizeof(buf), pid, comm, 0, start, policy);
@@ -156,7 +182,7 @@ static void mktask(int pid, int tid, const char *comm, unsigned long long start,
 		snprintf(path, sizeof(path), "%s/%d/status", proc, pid);
 		snprintf(buf, sizeof(buf),
 			 "Name:\t%s\nUid:\t1000\t1000\t1000\t1000\n"
-			 "Cpus_allowed_list:\t%s\n",
+			 "Cpus_allowed_list:\t%s\n" STATUS_PREFERRED,
 			 comm, hard);
 		put(path, buf);
 		snprintf(path, sizeof(path), "%s/%d/cmdline", proc, pid);
@@ -191,6 +217,9 @@ static int fake_write(int dfd, const char *path, const char *data, size_t len)
 		return fake_err;
 	if (fake_fail_on && strstr(path, fake_fail_on))
 		return -EINVAL;
+	/* As the kernel keeps and reads it: inherit is an empty line. */
+	if (len == 8 && !memcmp(data, "inherit\n", 8))
+		data = "\n", len = 1;
 	/* procfs ignores the offset; a plain file must be truncated. */
 	fd = openat(dfd, path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
@@ -805,7 +834,7 @@ static void test_affinity(void)
 	cpuset_parse_list("0-1", &target);
 
 	/* Plain apply, then the same again is skipped without a write. */
-	mktask(100, 100, "worker", 1, 0, "0-3", "0-3\n");
+	mktask(100, 100, "worker", 1, 0, "0-3", "\n");
 	CHECK(apply_t(100, 100, &target, AFF_ADOPT, false,
 			       &err) == AFF_WRITTEN);
 	CHECK_STR(soft_of(100, 100), "0-1\n");
@@ -814,31 +843,34 @@ static void test_affinity(void)
 			       &err) == AFF_UNCHANGED);
 	CHECK(fake_writes == 1);
 
-	/* Target is intersected with the hard mask. */
-	mktask(101, 101, "w", 1, 0, "1-3", "1-3\n");
+	/*
+	 * Target is written as it is: the kernel applies its part within
+	 * the hard mask, and reads back exactly what was written.
+	 */
+	mktask(101, 101, "w", 1, 0, "1-3", "\n");
 	CHECK(apply_t(101, 101, &target, AFF_ADOPT, false,
 			       &err) == AFF_WRITTEN);
-	CHECK_STR(soft_of(101, 101), "1\n");
+	CHECK_STR(soft_of(101, 101), "0-1\n");
 
 	/* Empty intersection: no write. */
-	mktask(102, 102, "w", 1, 0, "2-3", "2-3\n");
+	mktask(102, 102, "w", 1, 0, "2-3", "\n");
 	fake_writes = 0;
 	CHECK(apply_t(102, 102, &target, AFF_ADOPT, false,
 			       &err) == AFF_EMPTY);
 	CHECK(fake_writes == 0);
 
 	/* RT thread: skipped before the kernel has to say EINVAL. */
-	mktask(103, 103, "rt", 1, 1, "0-3", "0-3\n");
+	mktask(103, 103, "rt", 1, 1, "0-3", "\n");
 	CHECK(apply_t(103, 103, &target, AFF_ADOPT, false,
 			       &err) == AFF_RT);
 	CHECK(fake_writes == 0);
 
 	/* Dry run decides but does not write. */
-	mktask(104, 104, "w", 1, 0, "0-3", "0-3\n");
+	mktask(104, 104, "w", 1, 0, "0-3", "\n");
 	CHECK(apply_t(104, 104, &target, AFF_ADOPT, true,
 			       &err) == AFF_WRITTEN);
 	CHECK(fake_writes == 0);
-	CHECK_STR(soft_of(104, 104), "0-3\n");
+	CHECK_STR(soft_of(104, 104), "\n");
 
 	/* Error classes from the write seam. */
 	fake_err = -EPERM;
@@ -862,10 +894,10 @@ static void test_affinity(void)
 	CHECK(aff_classify(-ENOENT) == AFF_GONE);
 	CHECK(aff_classify(-EACCES) == AFF_EPERM);
 
-	/* Restore: ours is reset to the hard mask ... */
+	/* Restore: ours is reset to inherit ... */
 	CHECK(restore_t(100, 100, &target, false, &err) ==
 	      AFF_WRITTEN);
-	CHECK_STR(soft_of(100, 100), "0-3\n");
+	CHECK_STR(soft_of(100, 100), "\n");
 	CHECK(restore_t(100, 100, &target, false, &err) ==
 	      AFF_UNCHANGED);
 	/* ... and a mask someone else set after us is left alone. */
@@ -916,11 +948,11 @@ static void test_manager_scan(void)
 	struct config *c;
 
 	fake_fixture();
-	mktask(200, 200, "app one", 10, 0, "0-3", "0-3\n");
-	mktask(200, 201, "app one", 10, 0, "0-3", "0-3\n");
-	mktask(200, 202, "app one", 10, 1, "0-3", "0-3\n"); /* RT */
-	mktask(300, 300, "other", 11, 0, "0-3", "0-3\n");
-	mktask(400, 400, "app (x)", 12, 0, "2-3", "2-3\n"); /* empty */
+	mktask(200, 200, "app one", 10, 0, "0-3", "\n");
+	mktask(200, 201, "app one", 10, 0, "0-3", "\n");
+	mktask(200, 202, "app one", 10, 1, "0-3", "\n"); /* RT */
+	mktask(300, 300, "other", 11, 0, "0-3", "\n");
+	mktask(400, 400, "app (x)", 12, 0, "2-3", "\n"); /* empty */
 	/* A kernel thread named like a match. */
 	{
 		char path[PATH_MAX], buf[1024];
@@ -938,8 +970,8 @@ static void test_manager_scan(void)
 	CHECK(mgr.count == 2); /* 200 and 400; not 300, not the kthread */
 	CHECK_STR(soft_of(200, 200), "0-1\n");
 	CHECK_STR(soft_of(200, 201), "0-1\n");
-	CHECK_STR(soft_of(200, 202), "0-3\n");
-	CHECK_STR(soft_of(300, 300), "0-3\n");
+	CHECK_STR(soft_of(200, 202), "\n");
+	CHECK_STR(soft_of(300, 300), "\n");
 	CHECK(mgr.cnt.written == 2 && mgr.cnt.rt == 1 && mgr.cnt.empty == 1);
 
 	/* A rescan writes nothing new; the empty warning is not repeated. */
@@ -950,19 +982,19 @@ static void test_manager_scan(void)
 	CHECK(log_counts[LOG_WARNING] == warns);
 
 	/* A new thread via the connector path. */
-	mktask(200, 203, "app one", 10, 0, "0-3", "0-3\n");
+	mktask(200, 203, "app one", 10, 0, "0-3", "\n");
 	mgr_on_fork(&mgr, 200, 203, 200);
 	mgr_flush(&mgr, UINT64_MAX);
 	CHECK_STR(soft_of(200, 203), "0-1\n");
 
 	/* A forked child of a managed process is evaluated ... */
-	mktask(210, 210, "app one", 20, 0, "0-3", "0-3\n");
+	mktask(210, 210, "app one", 20, 0, "0-3", "\n");
 	mgr_on_fork(&mgr, 200, 210, 210);
 	mgr_flush(&mgr, UINT64_MAX);
 	CHECK(mgr_lookup(&mgr, 210) != NULL);
 	CHECK_STR(soft_of(210, 210), "0-1\n");
 	/* ... a child of an unmanaged one is not (same attrs, no match). */
-	mktask(310, 310, "other", 21, 0, "0-3", "0-3\n");
+	mktask(310, 310, "other", 21, 0, "0-3", "\n");
 	mgr_on_fork(&mgr, 300, 310, 310);
 	mgr_flush(&mgr, UINT64_MAX);
 	CHECK(mgr_lookup(&mgr, 310) == NULL);
@@ -971,18 +1003,18 @@ static void test_manager_scan(void)
 	mktask(210, 210, "bash", 20, 0, "0-3", NULL);
 	mgr_eval_pid(&mgr, 210);
 	CHECK(mgr_lookup(&mgr, 210) == NULL);
-	CHECK_STR(soft_of(210, 210), "0-3\n");
+	CHECK_STR(soft_of(210, 210), "\n");
 
 	/* A new thread of a pid that was reused behind our back: no write. */
-	mktask(210, 210, "app one", 30, 0, "0-3", "0-3\n");
+	mktask(210, 210, "app one", 30, 0, "0-3", "\n");
 	mgr_on_fork(&mgr, 200, 210, 210);
 	mgr_flush(&mgr, UINT64_MAX);
 	CHECK(mgr_lookup(&mgr, 210) != NULL);
-	mktask(210, 210, "app one", 31, 0, "0-3", "0-3\n"); /* reused */
-	mktask(210, 211, "app one", 31, 0, "0-3", "0-3\n");
+	mktask(210, 210, "app one", 31, 0, "0-3", "\n"); /* reused */
+	mktask(210, 211, "app one", 31, 0, "0-3", "\n");
 	mgr_on_fork(&mgr, 210, 211, 210);
 	mgr_flush(&mgr, UINT64_MAX);
-	CHECK_STR(soft_of(210, 211), "0-3\n");
+	CHECK_STR(soft_of(210, 211), "\n");
 	CHECK(mgr_lookup(&mgr, 210) == NULL);
 	{
 		char rm[PATH_MAX + 16];
@@ -1001,7 +1033,7 @@ static void test_manager_scan(void)
 	mgr_scan(&mgr);
 	struct managed *e = mgr_lookup(&mgr, 200);
 	CHECK(e && e->starttime == 10);
-	mktask(200, 200, "app two", 77, 0, "0-3", "0-3\n");
+	mktask(200, 200, "app two", 77, 0, "0-3", "\n");
 	mgr_eval_pid(&mgr, 200);
 	e = mgr_lookup(&mgr, 200);
 	CHECK(e && e->starttime == 77);
@@ -1026,8 +1058,8 @@ static void test_manager_errors(void)
 
 	fake_fixture();
 	for (int p = 500; p < 505; p++)
-		mktask(p, p, "job", 1, 0, "0-3", "0-3\n");
-	mktask(500, 501, "job", 1, 0, "0-3", "0-3\n");
+		mktask(p, p, "job", 1, 0, "0-3", "\n");
+	mktask(500, 501, "job", 1, 0, "0-3", "\n");
 	c = mgr_setup("rules = ( { name = \"jobs\"; comm = \"job\"; "
 		      "cpus = \"1\"; } );");
 	if (!c)
@@ -1075,10 +1107,10 @@ static void test_manager_reload(void)
 	char err[512];
 
 	fake_fixture();
-	mktask(600, 600, "keep", 1, 0, "0-3", "0-3\n");
-	mktask(601, 601, "change", 1, 0, "0-3", "0-3\n");
-	mktask(602, 602, "gone", 1, 0, "0-3", "0-3\n");
-	mktask(603, 603, "foreign", 1, 0, "0-3", "0-3\n");
+	mktask(600, 600, "keep", 1, 0, "0-3", "\n");
+	mktask(601, 601, "change", 1, 0, "0-3", "\n");
+	mktask(602, 602, "gone", 1, 0, "0-3", "\n");
+	mktask(603, 603, "foreign", 1, 0, "0-3", "\n");
 	c1 = mgr_setup(
 		"rules = (\n"
 		"{ name = \"keep\"; comm = \"keep\"; cpus = \"0\"; },\n"
@@ -1106,7 +1138,7 @@ static void test_manager_reload(void)
 	CHECK(mgr_reload(&mgr, c2) == 0 && mgr_scan_finish(&mgr) == 0);
 	CHECK_STR(soft_of(600, 600), "0\n");   /* untouched */
 	CHECK_STR(soft_of(601, 601), "1\n");   /* re-applied */
-	CHECK_STR(soft_of(602, 602), "0-3\n"); /* restored */
+	CHECK_STR(soft_of(602, 602), "\n"); /* restored */
 	CHECK_STR(soft_of(603, 603), "2-3\n"); /* foreign: left alone */
 	CHECK(mgr_lookup(&mgr, 600)->rule == 1);
 	CHECK(mgr.rule_count[0] == 1 && mgr.rule_count[1] == 1);
@@ -1116,8 +1148,8 @@ static void test_manager_reload(void)
 	/* Shutdown with restore_on_exit. */
 	c3 = c2;
 	mgr_restore_all(&mgr);
-	CHECK_STR(soft_of(600, 600), "0-3\n");
-	CHECK_STR(soft_of(601, 601), "0-3\n");
+	CHECK_STR(soft_of(600, 600), "\n");
+	CHECK_STR(soft_of(601, 601), "\n");
 	mgr_done(&mgr);
 	config_free(c3);
 	aff_write = write_file_at;
@@ -1154,7 +1186,7 @@ static void test_manager_many(void)
 	fake_fixture();
 	for (int p = 1000; p < 3000; p++)
 		mktask(p, p, p % 2 ? "odd" : "even", (unsigned)p, 0, "0-3",
-		       "0-3\n");
+		       "\n");
 	c = mgr_setup("rules = ( { comm = \"odd\"; cpus = \"0\"; } );");
 	if (!c)
 		return;
@@ -1178,48 +1210,63 @@ static void test_manager_many(void)
 
 static void test_aff_decide(void)
 {
-	/* Rule target 0-1 throughout. */
+	/* Rule target 0-1 throughout; req is the thread's own file. */
 	static const struct {
-		const char *hard, *soft;
+		const char *hard, *req;
 		enum aff_claim claim;
 		enum aff_result want;
 	} cases[] = {
-		/* Soft affinity off: every claim may take it ... */
-		{"0-3", "0-3", AFF_ADOPT, AFF_WRITTEN},
-		{"0-3", "0-3", AFF_NEW, AFF_WRITTEN},
-		/* ... but on a thread we set, "off" was someone's choice. */
-		{"0-3", "0-3", AFF_OURS, AFF_FOREIGN},
-		/* Another mask: only adoption overwrites it. */
-		{"0-3", "3", AFF_ADOPT, AFF_WRITTEN},
-		{"0-3", "3", AFF_NEW, AFF_FOREIGN},
-		{"0-3", "3", AFF_OURS, AFF_FOREIGN},
-		/* Already what the rule wants, whatever the claim. */
-		{"0-3", "0-1", AFF_OURS, AFF_UNCHANGED},
-		{"0-3", "0-1", AFF_NEW, AFF_UNCHANGED},
-		/* A shrunk hard mask: the kernel shows target & hard. */
-		{"1-3", "1", AFF_OURS, AFF_UNCHANGED},
-		{"2-3", "2-3", AFF_OURS, AFF_EMPTY},
+		/* Inherit, where threads start: every claim but ours. */
+		{"0-3", "\n", AFF_ADOPT, AFF_WRITTEN},
+		{"0-3", "\n", AFF_NEW, AFF_WRITTEN},
+		/* ... on a thread we set, someone undid ours. */
+		{"0-3", "\n", AFF_OURS, AFF_FOREIGN},
+		/* Another request, none too: only adoption overwrites it. */
+		{"0-3", "3\n", AFF_ADOPT, AFF_WRITTEN},
+		{"0-3", "3\n", AFF_NEW, AFF_FOREIGN},
+		{"0-3", "3\n", AFF_OURS, AFF_FOREIGN},
+		{"0-3", "none\n", AFF_NEW, AFF_FOREIGN},
+		{"0-3", "none\n", AFF_OURS, AFF_FOREIGN},
+		/* Written as is, whole hard mask or not: exact from then on. */
+		{"0-3", "0-3\n", AFF_OURS, AFF_FOREIGN},
+		{"0-3", "0-1\n", AFF_OURS, AFF_UNCHANGED},
+		{"0-3", "0-1\n", AFF_NEW, AFF_UNCHANGED},
+		{"1", "0-1\n", AFF_OURS, AFF_UNCHANGED},
+		{"1-3", "1\n", AFF_OURS, AFF_FOREIGN},
+		/* The hard mask excludes the target: nothing to write. */
+		{"2-3", "\n", AFF_ADOPT, AFF_EMPTY},
+		{"2-3", "0-1\n", AFF_OURS, AFF_EMPTY},
 	};
-	struct cpuset hard, soft, target, want;
+	struct cpuset hard, target;
+	struct cpureq req;
 
 	cpuset_parse_list("0-1", &target);
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		cpuset_parse_list(cases[i].hard, &hard);
-		cpuset_parse_list(cases[i].soft, &soft);
-		if (aff_decide(&hard, &soft, &target, cases[i].claim, &want) !=
+		CHECK(cpureq_parse_list(cases[i].req, &req) == 0);
+		if (aff_decide(&hard, &req, &target, cases[i].claim) !=
 		    cases[i].want) {
-			printf("# case %zu: hard %s soft %s\n", i,
-			       cases[i].hard, cases[i].soft);
+			printf("# case %zu: hard %s req %s\n", i,
+			       cases[i].hard, cases[i].req);
 			CHECK(0);
 		}
 	}
-	/* Restore: ours -> write hard, off -> nothing, theirs -> leave. */
-	cpuset_parse_list("0-3", &hard);
-	cpuset_parse_list("0-1", &soft);
-	CHECK(aff_decide_restore(&hard, &soft, &target) == AFF_WRITTEN);
-	CHECK(aff_decide_restore(&hard, &hard, &target) == AFF_UNCHANGED);
-	cpuset_parse_list("2", &soft);
-	CHECK(aff_decide_restore(&hard, &soft, &target) == AFF_FOREIGN);
+	/* Restore: ours -> inherit, inherit -> nothing, theirs -> leave. */
+	cpureq_parse_list("0-1\n", &req);
+	CHECK(aff_decide_restore(&req, &target) == AFF_WRITTEN);
+	cpureq_parse_list("\n", &req);
+	CHECK(aff_decide_restore(&req, &target) == AFF_UNCHANGED);
+	cpureq_parse_list("2\n", &req);
+	CHECK(aff_decide_restore(&req, &target) == AFF_FOREIGN);
+	cpureq_parse_list("none\n", &req);
+	CHECK(aff_decide_restore(&req, &target) == AFF_FOREIGN);
+	/* The words, as the kernel reads and takes them. */
+	CHECK(cpureq_parse_list("inherit\n", &req) == 0 &&
+	      req.state == REQ_INHERIT);
+	CHECK(cpureq_parse_list(" none \n", &req) == 0 &&
+	      req.state == REQ_NONE);
+	CHECK(cpureq_parse_list("nonex\n", &req) == -EINVAL);
+	CHECK(cpureq_parse_list("0-1 none\n", &req) == -EINVAL);
 }
 
 static void set_soft(int pid, int tid, const char *mask)
@@ -1246,9 +1293,9 @@ static void test_manager_hand(void)
 	char err[512];
 
 	fake_fixture();
-	mktask(700, 700, "app", 1, 0, "0-3", "0-3\n");
-	mktask(700, 701, "app", 1, 0, "0-3", "0-3\n");
-	mktask(710, 710, "app", 2, 0, "0-3", "0-3\n");
+	mktask(700, 700, "app", 1, 0, "0-3", "\n");
+	mktask(700, 701, "app", 1, 0, "0-3", "\n");
+	mktask(710, 710, "app", 2, 0, "0-3", "\n");
 	c1 = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
 		       "cpus = \"0\"; } );");
 	if (!c1)
@@ -1263,14 +1310,14 @@ static void test_manager_hand(void)
 
 	/* Set by hand later: left alone by scans, logged once at info. */
 	set_soft(700, 701, "2-3\n");
-	set_soft(710, 710, "0-3\n"); /* turned off by hand */
+	set_soft(710, 710, "none\n"); /* opted out by hand */
 	infos = log_counts[LOG_INFO];
 	fake_writes = 0;
 	CHECK(mgr_scan(&mgr) == 0);
 	CHECK(mgr_scan(&mgr) == 0);
 	CHECK(fake_writes == 0);
 	CHECK_STR(soft_of(700, 701), "2-3\n");
-	CHECK_STR(soft_of(710, 710), "0-3\n");
+	CHECK_STR(soft_of(710, 710), "none\n");
 	CHECK(log_counts[LOG_INFO] == infos + 2);
 	CHECK(mgr.nhand_procs == 2 && mgr.cnt.hand == 2);
 	{
@@ -1284,8 +1331,8 @@ static void test_manager_hand(void)
 		sbuf_free(&b);
 	}
 
-	/* New threads: off (the default) is taken, a hand-set one is not. */
-	mktask(700, 702, "app", 1, 0, "0-3", "0-3\n");
+	/* New threads: inherit, where they start, is taken; hand-set not. */
+	mktask(700, 702, "app", 1, 0, "0-3", "\n");
 	mgr_on_fork(&mgr, 700, 702, 700);
 	mgr_flush(&mgr, UINT64_MAX);
 	CHECK_STR(soft_of(700, 702), "0\n");
@@ -1306,14 +1353,14 @@ static void test_manager_hand(void)
 	CHECK_STR(soft_of(700, 700), "1\n");
 	CHECK_STR(soft_of(700, 702), "1\n");
 	CHECK_STR(soft_of(700, 701), "2-3\n");
-	CHECK_STR(soft_of(710, 710), "0-3\n");
+	CHECK_STR(soft_of(710, 710), "none\n");
 	CHECK(mgr.count == 2 && mgr.nhand_procs == 2);
 	config_free(c1);
 
 	/* ... and stop restores only what we set. */
 	mgr_restore_all(&mgr);
-	CHECK_STR(soft_of(700, 700), "0-3\n");
-	CHECK_STR(soft_of(700, 702), "0-3\n");
+	CHECK_STR(soft_of(700, 700), "\n");
+	CHECK_STR(soft_of(700, 702), "\n");
 	CHECK_STR(soft_of(700, 701), "2-3\n");
 	mgr_scan(&mgr);
 
@@ -1341,7 +1388,7 @@ static void test_manager_hand(void)
 	CHECK(mgr_reload(&mgr, c3) == 0 && mgr_scan_finish(&mgr) == 0);
 	CHECK(mgr.count == 0 && mgr.nhand_procs == 0);
 	CHECK_STR(soft_of(710, 710), "3\n");
-	CHECK_STR(soft_of(700, 700), "0-3\n");
+	CHECK_STR(soft_of(700, 700), "\n");
 	config_free(c2);
 	mgr_done(&mgr);
 
@@ -1375,7 +1422,7 @@ static void test_manager_slices(void)
 	fake_fixture();
 	for (int p = 800; p < 1100; p++)
 		mktask(p, p, p % 3 ? "rest" : "app", (unsigned)p, 0, "0-3",
-		       "0-3\n");
+		       "\n");
 	c = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
 		      "cpus = \"0\"; } );");
 	if (!c)
@@ -1397,8 +1444,8 @@ static void test_manager_slices(void)
 	 * LIGHT trusts what it knows: a comm change without an event is
 	 * not read, a new pid is; ATTRS re-reads and finds the change.
 	 */
-	mktask(802, 802, "app", 802, 0, "0-3", "0-3\n");
-	mktask(1200, 1200, "app", 1200, 0, "0-3", "0-3\n");
+	mktask(802, 802, "app", 802, 0, "0-3", "\n");
+	mktask(1200, 1200, "app", 1200, 0, "0-3", "\n");
 	CHECK(mgr_scan_start(&mgr, SCAN_LIGHT) == 0 &&
 	      mgr_scan_finish(&mgr) == 0);
 	CHECK(mgr_lookup(&mgr, 802) == NULL);
@@ -1407,10 +1454,10 @@ static void test_manager_slices(void)
 	      mgr_scan_finish(&mgr) == 0);
 	CHECK_STR(soft_of(802, 802), "0\n");
 	/* ATTRS and LIGHT leave the threads of known processes alone. */
-	mktask(802, 1250, "app", 802, 0, "0-3", "0-3\n");
+	mktask(802, 1250, "app", 802, 0, "0-3", "\n");
 	CHECK(mgr_scan_start(&mgr, SCAN_ATTRS) == 0 &&
 	      mgr_scan_finish(&mgr) == 0);
-	CHECK_STR(soft_of(802, 1250), "0-3\n");
+	CHECK_STR(soft_of(802, 1250), "\n");
 	/* NEW reads only the threads not met before. */
 	fake_writes = 0;
 	CHECK(mgr_scan_start(&mgr, SCAN_NEW) == 0 &&
@@ -1435,7 +1482,7 @@ static void test_manager_slices(void)
 
 	/* Many threads: all remembered, in order. */
 	for (int t = 1400; t < 1440; t++)
-		mktask(1400, t, "app", 1400, 0, "0-3", "0-3\n");
+		mktask(1400, t, "app", 1400, 0, "0-3", "\n");
 	CHECK(mgr_scan(&mgr) == 0);
 	CHECK(mgr_lookup(&mgr, 1400) && mgr_lookup(&mgr, 1400)->own.nthreads == 40);
 	CHECK(mgr_lookup(&mgr, 1400)->own.threads[39].tid == 1439);
@@ -1962,13 +2009,13 @@ static void test_manager_dirty(void)
 	if (!c)
 		return;
 	for (int tid = 900; tid <= 901; tid++)
-		mktask(900, tid, "app", 90, 0, "0-3", "0-3\n");
-	mktask(920, 920, "rest", 92, 0, "0-3", "0-3\n");
+		mktask(900, tid, "app", 90, 0, "0-3", "\n");
+	mktask(920, 920, "rest", 92, 0, "0-3", "\n");
 	CHECK(mgr_scan(&mgr) == 0);
 	CHECK_STR(soft_of(900, 901), "0-1\n");
 
 	/* A comm-flip storm: a thousand events, one evaluation. */
-	mktask(920, 920, "app", 92, 0, "0-3", "0-3\n");
+	mktask(920, 920, "app", 92, 0, "0-3", "\n");
 	evals = mgr.cnt.evals;
 	for (int i = 0; i < 1000; i++)
 		mgr_on_change(&mgr, 920);
@@ -2013,10 +2060,10 @@ static void test_manager_dirty(void)
 	fixture_ppid = 0;
 	CHECK(mgr_scan(&mgr) == 0);
 	mgr_restore_all(&mgr);
-	CHECK_STR(soft_of(900, 900), "0-3\n");
-	CHECK_STR(soft_of(930, 930), "0-3\n");
+	CHECK_STR(soft_of(900, 900), "\n");
+	CHECK_STR(soft_of(930, 930), "\n");
 	CHECK_STR(soft_of(930, 931), "3\n");
-	CHECK_STR(soft_of(940, 940), "0-3\n");
+	CHECK_STR(soft_of(940, 940), "\n");
 	mgr_done(&mgr);
 	config_free(c);
 	aff_write = write_file_at;
@@ -2037,13 +2084,13 @@ static void test_threads_main(void)
 		mktask(950, 950 + t, "app", 95, 0, "0-3", soft[t]);
 	CHECK(mgr_scan(&mgr) == 0);
 	CHECK_STR(soft_of(950, 950), "0-1\n");
-	CHECK_STR(soft_of(950, 951), "0-3\n");
+	CHECK_STR(soft_of(950, 951), "\n");
 	CHECK_STR(soft_of(950, 952), "3\n");
 	/* A thread started later inherits the main thread's mask: reset. */
 	mktask(950, 953, "app", 95, 0, "0-3", "0-1\n");
 	mgr_on_fork(&mgr, 950, 953, 950);
 	mgr_flush(&mgr, UINT64_MAX);
-	CHECK_STR(soft_of(950, 953), "0-3\n");
+	CHECK_STR(soft_of(950, 953), "\n");
 	mgr_done(&mgr);
 	config_free(c);
 	aff_write = write_file_at;
@@ -2412,58 +2459,45 @@ static void test_config_dropins(void)
 
 static void test_ratio_decide(void)
 {
+#define SET(a, p) {REQ_SET, a, p}
+#define INHERIT {REQ_INHERIT, 0, 0}
 	static const struct {
-		struct ratio cur;
-		bool own;
+		struct pref_ratio cur; /* the process's own request */
 		struct ratio ours, want; /* want {0, 0}: restore */
 		enum aff_result res;
 	} cases[] = {
-		/* First apply: the default, or anything, is taken over. */
-		{{100, 1}, false, {0, 0}, {20, 1}, AFF_WRITTEN},
-		{{7, 1}, true, {0, 0}, {20, 1}, AFF_WRITTEN},
-		{{20, 1}, true, {0, 0}, {20, 1}, AFF_UNCHANGED},
-		/* A cgroup's ratio is inherited, not the process's own. */
-		{{20, 1}, false, {0, 0}, {20, 1}, AFF_WRITTEN},
+		/* First apply: inherit, or anything, is taken over. */
+		{INHERIT, {0, 0}, {20, 1}, AFF_WRITTEN},
+		{SET(7, 1), {0, 0}, {20, 1}, AFF_WRITTEN},
+		{{REQ_NONE, 0, 0}, {0, 0}, {20, 1}, AFF_WRITTEN},
+		{SET(20, 1), {0, 0}, {20, 1}, AFF_UNCHANGED},
 		/* Ours still there: the controller moves it. */
-		{{20, 1}, true, {20, 1}, {5, 4}, AFF_WRITTEN},
+		{SET(20, 1), {20, 1}, {5, 4}, AFF_WRITTEN},
 		/* Changed after us: someone else's. */
-		{{7, 1}, true, {20, 1}, {5, 4}, AFF_FOREIGN},
-		{{7, 1}, true, {20, 1}, {7, 1}, AFF_UNCHANGED},
-		/* Reset to default by hand after us: also theirs. */
-		{{100, 1}, false, {20, 1}, {5, 4}, AFF_FOREIGN},
-		/* Restore: only ours goes back to default. */
-		{{20, 1}, true, {20, 1}, {0, 0}, AFF_WRITTEN},
-		{{7, 1}, true, {20, 1}, {0, 0}, AFF_FOREIGN},
-		{{100, 1}, false, {20, 1}, {0, 0}, AFF_UNCHANGED},
+		{SET(7, 1), {20, 1}, {5, 4}, AFF_FOREIGN},
+		{SET(7, 1), {20, 1}, {7, 1}, AFF_UNCHANGED},
+		/* Reset to inherit or none by hand after us: also theirs. */
+		{INHERIT, {20, 1}, {5, 4}, AFF_FOREIGN},
+		{{REQ_NONE, 0, 0}, {20, 1}, {5, 4}, AFF_FOREIGN},
+		/* Restore: only ours goes back to inherit. */
+		{SET(20, 1), {20, 1}, {0, 0}, AFF_WRITTEN},
+		{SET(7, 1), {20, 1}, {0, 0}, AFF_FOREIGN},
+		{{REQ_NONE, 0, 0}, {20, 1}, {0, 0}, AFF_FOREIGN},
+		{INHERIT, {20, 1}, {0, 0}, AFF_UNCHANGED},
 	};
-	struct ratio r;
-	struct cpuset m;
-	bool own, has;
+#undef SET
+#undef INHERIT
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		const struct ratio *want =
 			cases[i].want.allowed ? &cases[i].want : NULL;
-		enum aff_result res = aff_decide_ratio(
-			&cases[i].cur, cases[i].own, &cases[i].ours, want);
+		enum aff_result res = aff_decide_ratio(&cases[i].cur,
+						       &cases[i].ours, want);
 
 		if (res != cases[i].res)
 			printf("# case %zu: %s\n", i, aff_result_name(res));
 		CHECK(res == cases[i].res);
 	}
-	CHECK(aff_parse_ratio("5:4 task\n", &r, &own) == 0 && own &&
-	      r.allowed == 5 && r.preferred == 4);
-	CHECK(aff_parse_ratio("100:1 default\n", &r, &own) == 0 && !own);
-	CHECK(aff_parse_ratio("20:1 cgroup\n", &r, &own) == 0 && !own);
-	CHECK(aff_parse_ratio("20:1\n", &r, &own) == -EBADMSG);
-	CHECK(aff_parse_ratio("0:1 task\n", &r, &own) == -EBADMSG);
-	CHECK(aff_parse_ratio("", &r, &own) == -EBADMSG);
-	CHECK(cgpref_parse_ratio("default\n", &r) == 0 && r.allowed == 0);
-	CHECK(cgpref_parse_ratio("20:1\n", &r) == 0 && r.allowed == 20);
-	CHECK(cgpref_parse_ratio("x\n", &r) == -EBADMSG);
-	CHECK(cgpref_parse_mask("\n", &has, &m) == 0 && !has);
-	CHECK(cgpref_parse_mask("0-1\n", &has, &m) == 0 && has &&
-	      cpuset_count(&m) == 2);
-	CHECK(cgpref_parse_mask("zz\n", &has, &m) == -EBADMSG);
 
 	/* The scheduler's accounting of one thread. */
 	struct task_sched ts = {0};
@@ -2502,24 +2536,6 @@ static const char *get_at(const char *root, const char *rel)
 	return get(path);
 }
 
-/* What the kernel shows after a write of "A:P" to soft_affinity_ratio. */
-static void kernel_took_ratio(int pid)
-{
-	char rel[64], buf[64];
-	const char *v;
-
-	snprintf(rel, sizeof(rel), "/%d/soft_affinity_ratio", pid);
-	v = get_at(proc, rel);
-	if (!v)
-		return;
-	if (!strncmp(v, "default", 7))
-		snprintf(buf, sizeof(buf), "100:1 default\n");
-	else
-		snprintf(buf, sizeof(buf), "%.*s task\n",
-			 (int)strcspn(v, "\n"), v);
-	put_proc(rel, buf);
-}
-
 static void test_softness_actuator(void)
 {
 	const char *cg = "/fs/cgroup/system.slice/test.service/";
@@ -2527,13 +2543,13 @@ static void test_softness_actuator(void)
 	struct config *c;
 
 	fake_fixture();
-	put_proc("/self/soft_affinity_ratio", "100:1 default\n");
-	mktask(500, 500, "fixed", 10, 0, "0-3", "0-3\n");
-	put_proc("/500/soft_affinity_ratio", "100:1 default\n");
-	mktask(600, 600, "strict", 11, 0, "0-3", "0-3\n");
-	put_proc("/600/soft_affinity_ratio", "100:1 default\n");
-	mktask(700, 700, "adapt", 12, 0, "0-3", "0-3\n");
-	put_proc("/700/soft_affinity_ratio", "100:1 default\n");
+	put_proc("/self/soft_affinity_ratio", "\n");
+	mktask(500, 500, "fixed", 10, 0, "0-3", "\n");
+	put_proc("/500/soft_affinity_ratio", "\n");
+	mktask(600, 600, "strict", 11, 0, "0-3", "\n");
+	put_proc("/600/soft_affinity_ratio", "\n");
+	mktask(700, 700, "adapt", 12, 0, "0-3", "\n");
+	put_proc("/700/soft_affinity_ratio", "\n");
 	c = mgr_setup("rules = (\n"
 		      " { name = \"f\"; comm = \"fixed\"; cpus = \"0\"; softness = \"20:1\"; },\n"
 		      " { name = \"s\"; comm = \"strict\"; cpus = \"0\"; softness = \"strict\"; },\n"
@@ -2545,12 +2561,9 @@ static void test_softness_actuator(void)
 	CHECK(mgr_scan(&mgr) == 0);
 	CHECK_STR(get_at(proc, "/500/soft_affinity_ratio"), "20:1\n");
 	CHECK_STR(get_at(proc, "/600/soft_affinity_ratio"), "10000:1\n");
-	/* Adaptive starts hard, at the kernel's default, as its own. */
+	/* Adaptive starts hard, at the sysctls' default, as its own. */
 	CHECK_STR(get_at(proc, "/700/soft_affinity_ratio"), "100:1\n");
 	CHECK_STR(soft_of(500, 500), "0\n");
-	kernel_took_ratio(500);
-	kernel_took_ratio(600);
-	kernel_took_ratio(700);
 	/* A rescan writes nothing that is already in place. */
 	fake_writes = 0;
 	CHECK(mgr_scan(&mgr) == 0);
@@ -2558,33 +2571,32 @@ static void test_softness_actuator(void)
 	/* The controller softens rule a: one write, for its process. */
 	CHECK(mgr_set_rule_ratio(&mgr, 2, (struct ratio){5, 4}) == 1);
 	CHECK_STR(get_at(proc, "/700/soft_affinity_ratio"), "5:4\n");
-	kernel_took_ratio(700);
 	/* Someone sets 500's ratio by hand: left alone from then on. */
-	put_proc("/500/soft_affinity_ratio", "7:1 task\n");
+	put_proc("/500/soft_affinity_ratio", "7:1\n");
 	CHECK(mgr_set_rule_ratio(&mgr, 0, (struct ratio){30, 1}) == 0);
-	CHECK_STR(get_at(proc, "/500/soft_affinity_ratio"), "7:1 task\n");
+	CHECK_STR(get_at(proc, "/500/soft_affinity_ratio"), "7:1\n");
 	/* A refused write changes nothing and is counted. */
 	fake_err = -EINVAL;
 	CHECK(mgr_set_rule_ratio(&mgr, 2, (struct ratio){3, 2}) == 0);
-	CHECK_STR(get_at(proc, "/700/soft_affinity_ratio"), "5:4 task\n");
+	CHECK_STR(get_at(proc, "/700/soft_affinity_ratio"), "5:4\n");
 	fake_err = 0;
-	/* Stop: ours go back to default, the hand-set one stays. */
+	/* Stop: ours go back to inherit, the hand-set one stays. */
 	mgr_restore_all(&mgr);
-	CHECK_STR(get_at(proc, "/600/soft_affinity_ratio"), "default\n");
-	CHECK_STR(get_at(proc, "/700/soft_affinity_ratio"), "default\n");
-	CHECK_STR(get_at(proc, "/500/soft_affinity_ratio"), "7:1 task\n");
+	CHECK_STR(get_at(proc, "/600/soft_affinity_ratio"), "\n");
+	CHECK_STR(get_at(proc, "/700/soft_affinity_ratio"), "\n");
+	CHECK_STR(get_at(proc, "/500/soft_affinity_ratio"), "7:1\n");
 	mgr_done(&mgr);
 	config_free(c);
 
 	/* A unit rule: one write to the unit's cgroup, no thread touched. */
 	fake_fixture();
-	put_proc("/self/soft_affinity_ratio", "100:1 default\n");
-	mktask(800, 800, "svc", 10, 0, "0-3", "0-3\n");
-	mktask(800, 801, "svc", 10, 0, "0-3", "0-3\n");
+	put_proc("/self/soft_affinity_ratio", "\n");
+	mktask(800, 800, "svc", 10, 0, "0-3", "\n");
+	mktask(800, 801, "svc", 10, 0, "0-3", "\n");
 	snprintf(rel, sizeof(rel), "%scpuset.cpus.preferred", cg);
 	put_sys(rel, "\n");
 	snprintf(rel, sizeof(rel), "%scpuset.cpus.preferred.ratio", cg);
-	put_sys(rel, "default\n");
+	put_sys(rel, "\n");
 	c = mgr_setup("rules = ( { name = \"u\"; unit = \"test.serv*\"; "
 		      "nodes = [ 1 ]; softness = \"5:4\"; } );");
 	if (!c)
@@ -2595,12 +2607,12 @@ static void test_softness_actuator(void)
 	CHECK_STR(get_at(sys, rel), "2-3\n");
 	snprintf(rel, sizeof(rel), "%scpuset.cpus.preferred.ratio", cg);
 	CHECK_STR(get_at(sys, rel), "5:4\n");
-	CHECK_STR(soft_of(800, 800), "0-3\n");
-	CHECK_STR(soft_of(800, 801), "0-3\n");
+	CHECK_STR(soft_of(800, 800), "\n");
+	CHECK_STR(soft_of(800, 801), "\n");
 	CHECK(mgr_set_rule_ratio(&mgr, 0, (struct ratio){20, 1}) == 1);
 	CHECK_STR(get_at(sys, rel), "20:1\n");
 	/* A mask the kernel refuses: the ratio goes back, nothing changed. */
-	put_sys(rel, "default\n");
+	put_sys(rel, "none\n");
 	snprintf(rel, sizeof(rel), "%scpuset.cpus.preferred", cg);
 	put_sys(rel, "\n");
 	mgr.cgs[0].written = false;
@@ -2609,12 +2621,12 @@ static void test_softness_actuator(void)
 	fake_fail_on = NULL;
 	CHECK_STR(get_at(sys, rel), "\n");
 	snprintf(rel, sizeof(rel), "%scpuset.cpus.preferred.ratio", cg);
-	CHECK_STR(get_at(sys, rel), "default\n");
+	CHECK_STR(get_at(sys, rel), "none\n");
 	CHECK(mgr_set_rule_ratio(&mgr, 0, (struct ratio){20, 1}) == 1);
 	CHECK_STR(get_at(sys, rel), "20:1\n");
 	/* Stop: the cgroup gets back what it had. */
 	mgr_restore_all(&mgr);
-	CHECK_STR(get_at(sys, rel), "default\n");
+	CHECK_STR(get_at(sys, rel), "\n");
 	snprintf(rel, sizeof(rel), "%scpuset.cpus.preferred", cg);
 	CHECK_STR(get_at(sys, rel), "\n");
 	mgr_done(&mgr);
@@ -2622,7 +2634,7 @@ static void test_softness_actuator(void)
 
 	/* No cpuset files there: the threads, as before. */
 	fake_fixture();
-	mktask(900, 900, "svc", 10, 0, "0-3", "0-3\n");
+	mktask(900, 900, "svc", 10, 0, "0-3", "\n");
 	c = mgr_setup("rules = ( { name = \"u\"; unit = \"test.service\"; "
 		      "nodes = [ 1 ]; } );");
 	if (!c)
@@ -2808,8 +2820,8 @@ static void test_mgr_sample(void)
 	struct config *c;
 
 	fake_fixture();
-	mktask(500, 500, "w", 10, 0, "0-3", "0-3\n");
-	mktask(500, 501, "w", 10, 0, "0-3", "0-3\n");
+	mktask(500, 500, "w", 10, 0, "0-3", "\n");
+	mktask(500, 501, "w", 10, 0, "0-3", "\n");
 	put_sched(500, 500, "1000000000 0 5\n", "0.0");
 	put_sched(500, 501, "1000000000 0 5\n", "0.0");
 	c = mgr_setup("rules = ( { name = \"w\"; comm = \"w\"; cpus = \"2-3\"; } );");
@@ -2835,7 +2847,7 @@ static void test_mgr_sample(void)
 	CHECK(f->runtime_ns == 400000000ULL && f->delay_ns == 100000000ULL);
 	CHECK(f->outside_ns == 400000000ULL);
 	/* A new thread starts with a baseline, not with its whole runtime. */
-	mktask(500, 502, "w", 10, 0, "0-3", "0-3\n");
+	mktask(500, 502, "w", 10, 0, "0-3", "\n");
 	put_sched(500, 502, "5000000000 0 1\n", "0.0");
 	mgr_sample(&mgr, 4000, false);
 	CHECK(f->threads == 3 && f->runtime_ns == 0);
@@ -2844,7 +2856,7 @@ static void test_mgr_sample(void)
 
 	/* A fixed rule is sampled every 10 s only: an idle daemon stays idle. */
 	fake_fixture();
-	mktask(600, 600, "x", 10, 0, "0-3", "0-3\n");
+	mktask(600, 600, "x", 10, 0, "0-3", "\n");
 	put_sched(600, 600, "1000000000 0 5\n", "0.0");
 	c = mgr_setup("rules = ( { name = \"x\"; comm = \"x\"; cpus = \"2-3\"; softness = \"20:1\"; } );");
 	if (!c)
@@ -2952,9 +2964,9 @@ static void put_cgstat(uint64_t usage_us, uint64_t some_us)
 static struct config *mgr_setup_fixed_unit_rule(void)
 {
 	fake_fixture();
-	mktask(900, 900, "svc", 10, 0, "0-3", "0-3\n");
+	mktask(900, 900, "svc", 10, 0, "0-3", "\n");
 	put_cg("cpuset.cpus.preferred", "\n");
-	put_cg("cpuset.cpus.preferred.ratio", "default\n");
+	put_cg("cpuset.cpus.preferred.ratio", "\n");
 	put_cgstat(0, 0);
 	return mgr_setup("rules = ( { name = \"u\"; unit = \"test.service\"; "
 			 "nodes = [ 1 ]; softness = \"20:1\"; } );");
@@ -2968,12 +2980,12 @@ static void test_mgr_sample_cgroup(void)
 	char path[PATH_MAX];
 
 	fake_fixture();
-	mktask(800, 800, "svc", 10, 0, "0-3", "0-3\n");
-	mktask(800, 801, "svc", 10, 0, "0-3", "0-3\n");
+	mktask(800, 800, "svc", 10, 0, "0-3", "\n");
+	mktask(800, 801, "svc", 10, 0, "0-3", "\n");
 	put_sched(800, 800, "1000000000 0 5\n", "0.0");
 	put_sched(800, 801, "1000000000 0 5\n", "0.0");
 	put_cg("cpuset.cpus.preferred", "\n");
-	put_cg("cpuset.cpus.preferred.ratio", "default\n");
+	put_cg("cpuset.cpus.preferred.ratio", "\n");
 	put_cgstat(1000000, 1000);
 	c = mgr_setup("rules = ( { name = \"u\"; unit = \"test.service\"; "
 		      "nodes = [ 1 ]; } );");
@@ -3125,10 +3137,10 @@ static void test_cgroup_wait_size(void)
 	size_t len = 0;
 
 	fake_fixture();
-	mktask(800, 800, "svc", 10, 0, "0-3", "0-3\n");
+	mktask(800, 800, "svc", 10, 0, "0-3", "\n");
 	put_sched(800, 800, "1000000000 0 5\n", "0.0");
 	put_cg("cpuset.cpus.preferred", "\n");
-	put_cg("cpuset.cpus.preferred.ratio", "default\n");
+	put_cg("cpuset.cpus.preferred.ratio", "\n");
 	put_cgstat(0, 0);
 	c = mgr_setup("rules = ( { name = \"u\"; unit = \"test.service\"; "
 		      "nodes = [ 0 ]; } );");
@@ -3211,15 +3223,15 @@ static void restart_service(int old_pid, int new_pid, unsigned long long start)
 		 proc, old_pid, sys, sys, sys);
 	CHECK(system(cmd) == 0);
 	put_cg("cpuset.cpus.preferred", "\n");
-	put_cg("cpuset.cpus.preferred.ratio", "default\n");
+	put_cg("cpuset.cpus.preferred.ratio", "\n");
 	put_cgstat(0, 0);
 	if (new_pid)
-		mktask(new_pid, new_pid, "svc", start, 0, "0-3", "0-3\n");
+		mktask(new_pid, new_pid, "svc", start, 0, "0-3", "\n");
 }
 
 /*
  * A cgroup removed and made again at the same path is a new cgroup: it
- * gets the rule's preference (its own default is not someone else's
+ * gets the rule's preference (what it had is not someone else's
  * write) and a fresh trigger; one that is gone is forgotten once, not
  * retried.
  */
@@ -3229,9 +3241,9 @@ static void test_mgr_cgroup_recreated(void)
 	uint64_t id;
 
 	fake_fixture();
-	mktask(800, 800, "svc", 10, 0, "0-3", "0-3\n");
+	mktask(800, 800, "svc", 10, 0, "0-3", "\n");
 	put_cg("cpuset.cpus.preferred", "\n");
-	put_cg("cpuset.cpus.preferred.ratio", "default\n");
+	put_cg("cpuset.cpus.preferred.ratio", "\n");
 	put_cgstat(0, 0);
 	c = mgr_setup("rules = ( { name = \"u\"; unit = \"test.service\"; "
 		      "nodes = [ 1 ]; } );");
@@ -3290,9 +3302,9 @@ static void test_mgr_cgroup_recreated(void)
 	 * (the daemon's on_pressure) forgets it; the next start is new too.
 	 */
 	put_cg("cpuset.cpus.preferred", "\n");
-	put_cg("cpuset.cpus.preferred.ratio", "default\n");
+	put_cg("cpuset.cpus.preferred.ratio", "\n");
 	put_cgstat(0, 0);
-	mktask(820, 820, "svc", 30, 0, "0-3", "0-3\n");
+	mktask(820, 820, "svc", 30, 0, "0-3", "\n");
 	CHECK(mgr_scan(&mgr) == 0 && mgr.ncgs == 1 && mgr.cgs[0].psi_fd >= 0);
 	CHECK(fd_ino(mgr.cgs[0].psi_fd) == cg_ino("cpu.pressure"));
 	CHECK_STR(get_at(sys, "/fs/cgroup/system.slice/test.service/"
@@ -3510,16 +3522,16 @@ static void test_manager_container(void)
 	if (!need_xattrs())
 		return;
 	/* 20 processes of a container that a comm rule matches; one outside. */
-	put_proc("/self/soft_affinity_ratio", "100:1 default\n");
+	put_proc("/self/soft_affinity_ratio", "\n");
 	mark_cg(abc, "abc");
 	for (int pid = 500; pid < 520; pid++) {
-		mktask(pid, pid, "app", 10, 0, "0-3", "0-3\n");
+		mktask(pid, pid, "app", 10, 0, "0-3", "\n");
 		move_to(pid, abc);
 		snprintf(rel, sizeof(rel), "/%d/soft_affinity_ratio", pid);
-		put_proc(rel, "100:1 default\n");
+		put_proc(rel, "\n");
 	}
-	mktask(600, 600, "app", 11, 0, "0-3", "0-3\n");
-	put_proc("/600/soft_affinity_ratio", "100:1 default\n");
+	mktask(600, 600, "app", 11, 0, "0-3", "\n");
+	put_proc("/600/soft_affinity_ratio", "\n");
 	c = mgr_setup(APP_RULE);
 	if (!c)
 		return;
@@ -3527,9 +3539,9 @@ static void test_manager_container(void)
 	CHECK_STR(soft_of(600, 600), "0\n");
 	CHECK_STR(get_at(proc, "/600/soft_affinity_ratio"), "20:1\n");
 	/* Inside: neither mask nor ratio, and not managed. */
-	CHECK_STR(soft_of(500, 500), "0-3\n");
-	CHECK_STR(soft_of(519, 519), "0-3\n");
-	CHECK_STR(get_at(proc, "/500/soft_affinity_ratio"), "100:1 default\n");
+	CHECK_STR(soft_of(500, 500), "\n");
+	CHECK_STR(soft_of(519, 519), "\n");
+	CHECK_STR(get_at(proc, "/500/soft_affinity_ratio"), "\n");
 	CHECK(mgr.count == 1 && !mgr_lookup(&mgr, 500));
 	/* One read of the mark for its 20 processes, two for test.service. */
 	CHECK(mgr.ctr.reads == 3);
@@ -3548,13 +3560,21 @@ static void test_manager_container(void)
 	mgr_flush(&mgr, UINT64_MAX);
 	CHECK(mgr.ctr.reads == reads + 1 && mgr.count == 1);
 	/* Rescans and a stop write nothing inside. */
-	kernel_took_ratio(600);
 	fake_writes = 0;
 	CHECK(mgr_scan(&mgr) == 0 && fake_writes == 0);
+	/* --explain: what applies (status), what each level asks for. */
+	ex = explain_text(c, 600);
+	CHECK(ex && strstr(ex, "\napplied now: preferred CPUs 0-3 (source "
+			       "none), ratio 100:1 (source default)\n"
+			       "requested: process CPUs inherit ratio 20:1; "
+			       "thread 600 CPUs 0 ratio inherit (the first ") &&
+	      strstr(ex, "\nits cgroup /system.slice/test.service has no "
+			 "cpuset.cpus.preferred"));
+	free(ex);
 	mgr_restore_all(&mgr);
-	CHECK_STR(soft_of(510, 510), "0-3\n");
-	CHECK_STR(get_at(proc, "/510/soft_affinity_ratio"), "100:1 default\n");
-	CHECK_STR(soft_of(600, 600), "0-3\n");
+	CHECK_STR(soft_of(510, 510), "\n");
+	CHECK_STR(get_at(proc, "/510/soft_affinity_ratio"), "\n");
+	CHECK_STR(soft_of(600, 600), "\n");
 	/* --explain says so, with the rule it would otherwise get. */
 	ex = explain_text(c, 500);
 	CHECK(ex && strstr(ex, "\nits preference is set by the container's "
@@ -3576,47 +3596,55 @@ static void test_manager_container(void)
 	 * its exec finds the mark, and what we set goes back.
 	 */
 	fake_fixture();
-	put_proc("/self/soft_affinity_ratio", "100:1 default\n");
+	put_proc("/self/soft_affinity_ratio", "\n");
 	mk_cg("/machine.slice/libpod-new.scope");
-	mktask(800, 800, "app", 10, 0, "0-3", "0-3\n");
+	mktask(800, 800, "app", 10, 0, "0-3", "\n");
 	move_to(800, "/machine.slice/libpod-new.scope");
-	put_proc("/800/soft_affinity_ratio", "100:1 default\n");
+	put_proc("/800/soft_affinity_ratio", "\n");
 	c = mgr_setup(APP_RULE);
 	if (!c)
 		return;
 	CHECK(mgr_scan(&mgr) == 0 && mgr_lookup(&mgr, 800));
 	CHECK_STR(soft_of(800, 800), "0\n");
-	kernel_took_ratio(800);
 	mark_cg("/machine.slice/libpod-new.scope", "new");
 	mgr_on_exec(&mgr, 800);
 	mgr_flush(&mgr, UINT64_MAX);
 	CHECK(!mgr_lookup(&mgr, 800));
-	CHECK_STR(soft_of(800, 800), "0-3\n");
-	CHECK_STR(get_at(proc, "/800/soft_affinity_ratio"), "default\n");
+	CHECK_STR(soft_of(800, 800), "\n");
+	CHECK_STR(get_at(proc, "/800/soft_affinity_ratio"), "\n");
 	mgr_done(&mgr);
 	config_free(c);
 
 	/* A unit rule: the container's cgroup is not written, another is. */
 	fake_fixture();
 	mark_cg(abc, "abc");
-	mktask(700, 700, "svc", 10, 0, "0-3", "0-3\n");
+	mktask(700, 700, "svc", 10, 0, "0-3", "\n");
 	move_to(700, "/machine.slice/libpod-abc.scope/inner");
-	mktask(710, 710, "svc", 11, 0, "0-3", "0-3\n");
+	mktask(710, 710, "svc", 11, 0, "0-3", "\n");
 	move_to(710, "/machine.slice/libpod-def.scope");
 	put_sys(pref, "\n");
 	put_sys("/fs/cgroup/machine.slice/libpod-abc.scope/"
-		"cpuset.cpus.preferred.ratio", "default\n");
+		"cpuset.cpus.preferred.ratio", "\n");
 	put_sys(def, "\n");
 	put_sys("/fs/cgroup/machine.slice/libpod-def.scope/"
-		"cpuset.cpus.preferred.ratio", "default\n");
+		"cpuset.cpus.preferred.ratio", "\n");
 	c = mgr_setup("rules = ( { name = \"u\"; unit = \"libpod-*.scope\"; "
 		      "nodes = [ 1 ]; softness = \"20:1\"; } );");
 	if (!c)
 		return;
 	CHECK(mgr_scan(&mgr) == 0 && mgr.ncgs == 1);
 	CHECK_STR(get_at(sys, pref), "\n");
-	CHECK_STR(soft_of(700, 700), "0-3\n");
+	CHECK_STR(soft_of(700, 700), "\n");
 	CHECK_STR(get_at(sys, def), "2-3\n");
+	/* --explain shows the cgroup level: its request, what it gives. */
+	put_sys("/fs/cgroup/machine.slice/libpod-def.scope/"
+		"cpuset.cpus.preferred.effective", "2-3\n");
+	ex = explain_text(c, 710);
+	CHECK(ex && strstr(ex, "\nits cgroup /machine.slice/libpod-def.scope: "
+			       "CPUs 2-3 ratio 20:1, its tasks without their "
+			       "own get CPUs 2-3 (cpuset.cpus.preferred."
+			       "effective)\n"));
+	free(ex);
 	/*
 	 * The hook marks libpod-def.scope too, with the same value: once
 	 * the answer is stale (here: forgotten), neither a stop nor a new
