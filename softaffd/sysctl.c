@@ -188,7 +188,11 @@ static int write_ratio(struct sysctl_ratio *s, struct ratio next)
 		 s->roots->proc);
 	n = snprintf(buf, sizeof(buf), "%u:%u\n", next.allowed, next.preferred);
 	r = write_file(path, buf, (size_t)n);
-	if (r != -ENOENT)
+	/*
+	 * Missing (an older kernel) or read-only (a unit file that binds
+	 * only the two older files writable): the two files, in order.
+	 */
+	if (r != -ENOENT && r != -EROFS && r != -EACCES)
 		return r;
 	r = 0;
 
