@@ -106,6 +106,10 @@ is "$(dpkg -S /usr/libexec/softaffd/softaff-oci-hook /usr/share/containers/oci/h
 frag=$(systemctl show -p FragmentPath --value softaffd)
 [[ $(realpath "$frag") == "$(realpath /lib/systemd/system/softaffd.service)" ]]
 is "$?" 0 "systemd runs the package's unit ($frag)"
+# On a kernel without the feature the unit is skipped, not failed, at every
+# boot: its condition, which holds here.
+is "$(systemctl show -p ConditionResult --value softaffd) $(grep -c '^ConditionPathExists=/proc/self/soft_affinity$' "$frag")" "yes 1" \
+	"the unit runs only where /proc/self/soft_affinity exists (ConditionPathExists=), as here"
 is "$(dpkg-query -W -f='${Conffiles}' softaffd | awk '{print $1}' | tr '\n' ' ')" "/etc/softaffd.conf " \
 	"/etc/softaffd.conf is a conffile"
 [[ -n $(man -w softaff 2>/dev/null || ls /usr/share/man/man1/softaff.1.gz 2>/dev/null) ]]
