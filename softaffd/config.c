@@ -554,6 +554,17 @@ static int parse_rule(struct ctx *x, const config_setting_t *g,
 		r = parse_pattern(x, s, &rule->name);
 		if (r < 0)
 			return r;
+		/*
+		 * One word of a safe alphabet: names are printed unquoted in
+		 * the status file, --explain and the JSON, and are what
+		 * scripts grep for.
+		 */
+		if (!*rule->name || strlen(rule->name) > RULE_NAME_MAX ||
+		    rule->name[strspn(rule->name, RULE_NAME_CHARS)])
+			return fail(x, s,
+				    "rule name \"%s\": use 1 to %d letters, "
+				    "digits and . _ : @ -",
+				    rule->name, RULE_NAME_MAX);
 	} else {
 		snprintf(buf, sizeof(buf), "rule-%u", index + 1);
 		rule->name = strdup(buf);

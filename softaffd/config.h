@@ -13,6 +13,10 @@
 #define CONFIG_MAX_RULES	  256
 #define CONFIG_MAX_PATTERN	  256 /* bytes in comm/exe/cmdline/cgroup/name */
 #define CONFIG_MAX_NODES_PER_RULE 64
+/* A rule name: one word that status, --explain and the JSON print as is */
+#define RULE_NAME_MAX		  64
+#define RULE_NAME_CHARS                                                        \
+	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._:@-"
 /* ~25 ms worst case per 4 KiB command line at this size (glibc 2.36). */
 #define REGEX_MAX_COST		  512
 #define RATIO_MIN		  1 /* kernel range of sched_allowed/preferred */
