@@ -2380,6 +2380,41 @@ static int cg_write(const char *cg, const char *file, const char *s)
 	return write_str(path, s);
 }
 
+/*
+ * Write the states @st of thread @t1, process @pid and cgroup @leaf, in
+ * that order, with the values @val for the set ones (the ratio files for
+ * @ratio, else the list files); an inheriting level gets "inherit\n" or a
+ * bare "\n" by @word. @want: what each level must read back. Return: a
+ * bit per level whose write failed.
+ */
+static int write_levels(const int *st, const char *const *val,
+			const char **want, bool word, bool ratio, pid_t pid,
+			pid_t t1, const char *leaf)
+{
+	int l, err, werr = 0;
+
+	for (l = 0; l < 3; l++) {
+		char text[16];
+
+		if (st[l] == R_INHERIT)
+			snprintf(text, sizeof(text), "%s", word ? "inherit\n" : "\n");
+		else if (st[l] == R_NONE)
+			snprintf(text, sizeof(text), "none\n");
+		else
+			snprintf(text, sizeof(text), "%s\n", val[l]);
+		want[l] = st[l] == R_INHERIT ? "" : st[l] == R_NONE ? "none" : val[l];
+		if (l < 2)
+			err = ratio ? set_ratio(pid, l ? 0 : t1, text) :
+				      set_soft_list(pid, l ? 0 : t1, text);
+		else
+			err = cg_write(leaf, ratio ? "cpuset.cpus.preferred.ratio" :
+						     "cpuset.cpus.preferred", text);
+		if (err)
+			werr |= 1 << l;
+	}
+	return werr;
+}
+
 static void check_cg_einval(const char *cg, const char *file, const char *in,
 			    const struct family *f)
 {
@@ -2426,7 +2461,7 @@ static void test_levels(void)
 	struct family f;
 	char path[160], buf[64], label[128];
 	pid_t t1, t2;
-	int err, i, l, ifd;
+	int err, i, ifd;
 
 	err = enable_cpuset();
 	if (!err && mkdir(base, 0755) && errno != EEXIST)
@@ -2476,25 +2511,7 @@ static void test_levels(void)
 		const char *s1, *s2, *want[3];
 		bool good;
 
-		for (l = 0; l < 3; l++) {
-			char val[16];
-
-			if (st[l] == R_INHERIT)
-				snprintf(val, sizeof(val), "%s", i & 1 ? "inherit\n" : "\n");
-			else if (st[l] == R_NONE)
-				snprintf(val, sizeof(val), "none\n");
-			else
-				snprintf(val, sizeof(val), "%s\n", mval[l]);
-			want[l] = st[l] == R_INHERIT ? "" : st[l] == R_NONE ? "none" : mval[l];
-			if (l == 0)
-				err = set_soft_list(f.pid, t1, val);
-			else if (l == 1)
-				err = set_soft_list(f.pid, 0, val);
-			else
-				err = cg_write(leaf, "cpuset.cpus.preferred", val);
-			if (err)
-				werr |= 1 << l;
-		}
+		werr = write_levels(st, mval, want, i & 1, false, f.pid, t1, leaf);
 		d1 = deciding(st, 0);
 		d2 = deciding(st, 1);
 		w1 = d1 >= 0 && st[d1] == R_SET ? eff(mmask[d1], all_cpus) : all_cpus;
@@ -2535,25 +2552,7 @@ static void test_levels(void)
 		char w1[64], w2[64];
 		bool good;
 
-		for (l = 0; l < 3; l++) {
-			char val[16];
-
-			if (st[l] == R_INHERIT)
-				snprintf(val, sizeof(val), "%s", i & 1 ? "inherit\n" : "\n");
-			else if (st[l] == R_NONE)
-				snprintf(val, sizeof(val), "none\n");
-			else
-				snprintf(val, sizeof(val), "%s\n", rval[l]);
-			want[l] = st[l] == R_INHERIT ? "" : st[l] == R_NONE ? "none" : rval[l];
-			if (l == 0)
-				err = set_ratio(f.pid, t1, val);
-			else if (l == 1)
-				err = set_ratio(f.pid, 0, val);
-			else
-				err = cg_write(leaf, "cpuset.cpus.preferred.ratio", val);
-			if (err)
-				werr |= 1 << l;
-		}
+		werr = write_levels(st, rval, want, i & 1, true, f.pid, t1, leaf);
 		d1 = deciding(st, 0);
 		d2 = deciding(st, 1);
 		if (d1 >= 0 && st[d1] == R_SET)

@@ -351,22 +351,34 @@ static int parse_hex64(const char *s, size_t n, uint64_t *ret)
  * One line as a level's mask file reads: "\n" (inherit), "none\n", or a
  * CPU list / hex mask with at least one CPU.  -1 if it is anything else.
  */
+/*
+ * The part every request file shares: one line, and only one; its length
+ * in *@n; RS_INHERIT for an empty one, RS_NONE for "none", else RS_SET
+ * (a value to parse), or -1.
+ */
+static int parse_req_word(const char *buf, size_t *n)
+{
+	*n = strcspn(buf, "\n");
+	if (buf[*n] != '\n' || buf[*n + 1])
+		return -1;
+	if (!*n)
+		return RS_INHERIT;
+	if (*n == 4 && !strncmp(buf, "none", 4))
+		return RS_NONE;
+	return RS_SET;
+}
+
 static int parse_mreq(const char *buf, bool list, struct mreq *r)
 {
-	size_t n = strcspn(buf, "\n");
+	size_t n;
+	int st = parse_req_word(buf, &n);
 
-	if (buf[n] != '\n' || buf[n + 1])
-		return -1;		/* one line, and only one */
 	r->mask = 0;
-	if (!n) {
-		r->st = RS_INHERIT;
+	if (st < 0)
+		return -1;
+	r->st = st;
+	if (st != RS_SET)
 		return 0;
-	}
-	if (n == 4 && !strncmp(buf, "none", 4)) {
-		r->st = RS_NONE;
-		return 0;
-	}
-	r->st = RS_SET;
 	if (list ? softaff_parse_cpulist64(buf, &r->mask)
 		 : parse_hex64(buf, n, &r->mask))
 		return -1;
@@ -376,21 +388,16 @@ static int parse_mreq(const char *buf, bool list, struct mreq *r)
 /* The same for a ratio: "\n", "none\n" or "A:P\n" (1..10000 each). */
 static int parse_rreq(const char *buf, struct rreq *r)
 {
-	size_t n = strcspn(buf, "\n");
+	size_t n;
+	int st = parse_req_word(buf, &n);
 	char tail;
 
-	if (buf[n] != '\n' || buf[n + 1])
-		return -1;
 	r->a = r->p = 0;
-	if (!n) {
-		r->st = RS_INHERIT;
+	if (st < 0)
+		return -1;
+	r->st = st;
+	if (st != RS_SET)
 		return 0;
-	}
-	if (n == 4 && !strncmp(buf, "none", 4)) {
-		r->st = RS_NONE;
-		return 0;
-	}
-	r->st = RS_SET;
 	if (sscanf(buf, "%u:%u%c", &r->a, &r->p, &tail) != 3 || tail != '\n' ||
 	    !isdigit((unsigned char)buf[0]) || r->a < 1 || r->a > 10000 ||
 	    r->p < 1 || r->p > 10000)
