@@ -1135,11 +1135,23 @@ static void test_policies(void)
 }
 
 /* ESRCH: a file kept open after its thread exited. */
+/* @text through @fd, opened on a thread that has exited since: ESRCH. */
+static void write_exited(int fd, const char *text, const char *what)
+{
+	ssize_t n = -1;
+
+	if (fd >= 0) {
+		errno = 0;
+		n = write(fd, text, strlen(text));
+	}
+	ok(fd >= 0 && n < 0 && errno == ESRCH, "%s: %s", what,
+	   n < 0 ? errname(-errno) : "succeeded");
+}
+
 static void test_esrch(void)
 {
 	struct parked p[1];
 	char path[96];
-	ssize_t n = -1;
 	int fd, fd2;
 
 	if (park_start(p, 1)) {
@@ -1161,29 +1173,10 @@ static void test_esrch(void)
 	snprintf(path, sizeof(path), "/proc/%d/task/%d", self, p[0].tid);
 	for (int i = 0; i < 500 && access(path, F_OK) == 0; i++)
 		usleep(10000);
-	if (fd >= 0) {
-		errno = 0;
-		n = write(fd, "1\n", 2);
-	}
-	ok(fd >= 0 && n < 0 && errno == ESRCH,
-	   "write to an exited thread through an open fd: %s",
-	   n < 0 ? errname(-errno) : "succeeded");
-	n = -1;
-	if (fd >= 0) {
-		errno = 0;
-		n = write(fd, "inherit\n", 8);
-	}
-	ok(fd >= 0 && n < 0 && errno == ESRCH,
-	   "\"inherit\" to an exited thread through an open fd: %s",
-	   n < 0 ? errname(-errno) : "succeeded");
-	n = -1;
-	if (fd2 >= 0) {
-		errno = 0;
-		n = write(fd2, "5:4\n", 4);
-	}
-	ok(fd2 >= 0 && n < 0 && errno == ESRCH,
-	   "a ratio to an exited thread through an open fd: %s",
-	   n < 0 ? errname(-errno) : "succeeded");
+	write_exited(fd, "1\n", "write to an exited thread through an open fd");
+	write_exited(fd, "inherit\n",
+		     "\"inherit\" to an exited thread through an open fd");
+	write_exited(fd2, "5:4\n", "a ratio to an exited thread through an open fd");
 	if (fd >= 0)
 		close(fd);
 	if (fd2 >= 0)

@@ -296,12 +296,16 @@ static bool rreq_eq(const struct rreq *x, const struct rreq *y)
 	       (x->st != RS_SET || (x->a == y->a && x->p == y->p));
 }
 
+/* The word of a state that holds no value, or NULL for RS_SET */
+static const char *rstate_word(enum rstate st)
+{
+	return st == RS_INHERIT ? "inherit" : st == RS_NONE ? "none" : NULL;
+}
+
 static const char *fmt_mreq(const struct mreq *r, char *buf, size_t len)
 {
-	if (r->st == RS_INHERIT)
-		snprintf(buf, len, "inherit");
-	else if (r->st == RS_NONE)
-		snprintf(buf, len, "none");
+	if (rstate_word(r->st))
+		snprintf(buf, len, "%s", rstate_word(r->st));
 	else
 		snprintf(buf, len, "%llx", (unsigned long long)r->mask);
 	return buf;
@@ -309,10 +313,8 @@ static const char *fmt_mreq(const struct mreq *r, char *buf, size_t len)
 
 static const char *fmt_rreq(const struct rreq *r, char *buf, size_t len)
 {
-	if (r->st == RS_INHERIT)
-		snprintf(buf, len, "inherit");
-	else if (r->st == RS_NONE)
-		snprintf(buf, len, "none");
+	if (rstate_word(r->st))
+		snprintf(buf, len, "%s", rstate_word(r->st));
 	else
 		snprintf(buf, len, "%u:%u", r->a, r->p);
 	return buf;
