@@ -5,20 +5,16 @@
 # Thresholds (the margins are stated with each check):
 #   control, hard affinity to P            100% of samples in P (exact)
 #   2 workers soft P, 100:1, rest idle     >= 95% in P
-#   4 workers soft P, 10000:1 (P saturated) no wakeup spill decision (exact:
-#                                          the rule cannot hold at 10000:1),
-#                                          and >= 90% in P.  What reaches the
-#                                          idle outside CPUs is the load
-#                                          balancer's escape (45-balance,
-#                                          52-conserve): their newidle balance
-#                                          pulls a just-woken worker for one
-#                                          1 ms run, and its next wakeup
-#                                          brings it home.  Measured:
-#                                          94.6-96.0% in P on 1x4 (one LLC
-#                                          for all four CPUs), 97.9-98.5% on
-#                                          2x2 and 2x2x2, once 94.8% in CI;
-#                                          about as many wakeup returns as
-#                                          outside samples.
+#   4 workers soft P, 10000:1 (P saturated) no wakeup spill decision and
+#                                          >= 99% in P: the table of
+#                                          sched-soft-affinity.rst says a
+#                                          task never leaves its preferred
+#                                          CPUs from 8192:1 up, on any path
+#                                          (the 1% is for a worker's first
+#                                          moments, before it set its
+#                                          preference).  Before issue #25
+#                                          the balancer's escape let 1.5-5.4%
+#                                          of samples reach idle CPUs outside.
 #   4 workers soft P, 5:4                  >= 15% outside P, and at least 10
 #                                          points more outside than at 10000:1
 #   RFC estimator misjudgment: a hog on the first CPU outside P, 4 workers
@@ -100,7 +96,7 @@ ratio 10000 1
 hard=$(measure -w 4 -t 4 -S "$P")
 spills=$(kv nr_wakeups_soft_spill /tmp/softaff_wake.last)
 if [[ $spills == 0 ]]; then ok "4 workers soft P at 10000:1: no wakeup spill decision"; else nok "4 workers soft P at 10000:1: ${spills:-?} wakeup spill decisions, want 0"; fi
-if ge "$hard" 90; then ok "4 workers soft P at 10000:1: $hard% in P (>= 90%)"; else nok "4 workers soft P at 10000:1: $hard% in P, want >= 90%"; fi
+if ge "$hard" 99; then ok "4 workers soft P at 10000:1: $hard% in P (>= 99%)"; else nok "4 workers soft P at 10000:1: $hard% in P, want >= 99%"; fi
 
 ratio 5 4
 soft=$(measure -w 4 -t 4 -S "$P")

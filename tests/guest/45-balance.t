@@ -19,8 +19,8 @@
 #                  perfect spread), nr_migrations_soft_spill >= 2.
 #   respect        |P| workers soft P at 100:1 while 500 threads/s without
 #                  affinity churn: >= 95% of samples in P.
-#   counters       nr_migrations_soft_return and the go_home/balance_return
-#                  trace events account for every return; soft_outside_runtime
+#   counters       nr_migrations_soft_return and the go_home/balance_return/
+#                  numa_return trace events account for every return; soft_outside_runtime
 #                  agrees with the sampled share outside within 20 points.
 #                  Counters cover the sampled window only (softaff_balance
 #                  rebases them when sampling starts): a spill while the
@@ -127,10 +127,10 @@ ge "${outside_ms:-0}" 1
 check $? "counters: soft_outside_runtime moved (${outside_ms} ms outside P)"
 if [[ -e $event/enable ]]; then
 	go_home=$(trace_count go_home) breturn=$(trace_count balance_return)
-	wreturn=$(trace_count wakeup_return)
-	echo "# trace: go_home=$go_home balance_return=$breturn wakeup_return=$wreturn balance_spill=$(trace_count balance_spill) wakeup_spill=$(trace_count wakeup_spill)"
-	check $((go_home + breturn + wreturn < 2 * ${returned:-0})) \
-		"tracepoint: $((go_home + breturn + wreturn)) return events for $returned trials x 2 workers"
+	wreturn=$(trace_count wakeup_return) nreturn=$(trace_count numa_return)
+	echo "# trace: go_home=$go_home balance_return=$breturn wakeup_return=$wreturn numa_return=$nreturn balance_spill=$(trace_count balance_spill) wakeup_spill=$(trace_count wakeup_spill)"
+	check $((go_home + breturn + wreturn + nreturn < 2 * ${returned:-0})) \
+		"tracepoint: $((go_home + breturn + wreturn + nreturn)) return events for $returned trials x 2 workers"
 	check $((go_home < 1)) "tracepoint: go_home events fired ($go_home)"
 else
 	ok "# SKIP tracepoint: no $event"

@@ -1,20 +1,21 @@
 #!/bin/bash
-# No bouncing between the load balancer and going home (kernel issue #15).
-# An overloaded preferred node: 3 CPU-bound workers per CPU of P, soft
-# affinity P at the default 100:1, and one CPU-bound hog hard-pinned to
-# each CPU outside P (softaff_balance bounce), for SECONDS (30) of guest
-# time.  The 100:1 rule keeps the workers home (3 runnable tasks against 1
-# is far from 100 times busier), but the balancer spills one once
-# balancing has failed often enough; the going-home tick used to send it
-# straight back, through the stopper, and the balancer out again.
+# No bouncing between the load balancer and going home (kernel issues #15
+# and #25).  An overloaded preferred node: 3 CPU-bound workers per CPU of
+# P, soft affinity P at the default 100:1, and one CPU-bound hog
+# hard-pinned to each CPU outside P (softaff_balance bounce), for SECONDS
+# (30) of guest time.  The 100:1 rule keeps the workers home (3 runnable
+# tasks against 1 is far from 100 times busier).  Until the balancer obeyed
+# the rule without an escape, it spilled a worker once balancing had
+# failed often enough, and the going-home tick, obeying the rule, sent it
+# back: 0.30-0.40 round trips per worker per second (one a second with the
+# one-second hold before that).
 #
 #   round trips   a spill event (balance_spill or wakeup_spill) followed by
 #                 a return event (go_home, balance_return, wakeup_return) of
-#                 the same worker, from the sched_soft_affinity tracepoint.
-#                 Bound from the issue: at most one per worker per second
-#                 (the kernel holds a spilled task out for a second, so
-#                 reaching the bound needs a spill right after every
-#                 return).  Measured before the fix: see the cover letter.
+#                 the same worker, from the sched_soft_affinity tracepoint,
+#                 per worker per second: at most 0.05 (issue #25).  The
+#                 rule allows none here; the margin is for a worker that
+#                 a hog's start-up leaves a moment of idle to spill into.
 #   work          PAIRS (4) pairs of PAIR_SECONDS (10) runs, with soft
 #                 affinity and without it (-N), the order alternating from
 #                 pair to pair.  Every CPU has work in both cases, so soft
@@ -97,16 +98,16 @@ awk -v tids="$tids" -v secs="$SECONDS_RUN" '
 	END {
 		max = 0
 		for (p in want) if (rt[p] > max) max = rt[p]
-		printf "workers=%d spills=%d round_trips=%d max_per_worker=%d max_per_s=%.2f\n",
-			n, spills, total, max, max / secs
+		printf "workers=%d spills=%d round_trips=%d max_per_worker=%d max_per_s=%.2f per_worker_s=%.3f\n",
+			n, spills, total, max, max / secs, total / n / secs
 	}' "$tmp/trace" >"$tmp/rt"
 echo "# trace: $(cat "$tmp/rt") ($(wc -l <"$tmp/trace") lines)"
-max_per_s=$(kv max_per_s "$tmp/rt")
+per_worker_s=$(kv per_worker_s "$tmp/rt")
 spills=$(kv spills "$tmp/rt")
-if [[ -n $max_per_s ]] && ! ge "$max_per_s" 1.0001; then
-	ok "round trips: at most $max_per_s per worker per second (<= 1), $(kv round_trips "$tmp/rt") in all, $spills spills"
+if [[ -n $per_worker_s ]] && le "$per_worker_s" 0.05; then
+	ok "round trips: $per_worker_s per worker per second (<= 0.05; the busiest worker $(kv max_per_s "$tmp/rt")), $(kv round_trips "$tmp/rt") in all, $spills spills"
 else
-	nok "round trips: ${max_per_s:-?} per worker per second, want <= 1"
+	nok "round trips: ${per_worker_s:-?} per worker per second, want <= 0.05"
 fi
 
 # 2. Work: PAIRS alternating pairs of soft and unaffined runs.
