@@ -27,6 +27,7 @@ struct ctx {
 	const struct topology *topo;
 	char *err;
 	size_t errlen;
+	unsigned int flags; /* CONFIG_* of config_load_flags() */
 };
 
 static int fail_at(struct ctx *x, const char *file, int line, const char *fmt,
@@ -442,6 +443,9 @@ static int parse_user(struct ctx *x, const config_setting_t *s,
 			return r;
 		if (parse_u64(v, &id) == 0 && id < UINT32_MAX) {
 			rule->uid = (uid_t)id;
+		} else if (x->flags & CONFIG_NO_NSS) {
+			/* Only for what the rules need, not for matching. */
+			rule->uid = (uid_t)-1;
 		} else {
 			/*
 			 * Resolve now, once: the running daemon then never
@@ -792,7 +796,8 @@ static void config_defaults(struct config *c)
 /* libconfig's complaint about cf (read by config_read_*) as ours. */
 static int read_error(config_t *cf, const char *name, char *err, size_t errlen)
 {
-	struct ctx x = {name, config_get_include_dir(cf), NULL, err, errlen};
+	struct ctx x = {name, config_get_include_dir(cf), NULL, err, errlen,
+			0};
 
 	if (config_error_type(cf) == CONFIG_ERR_FILE_IO) {
 		int e = errno;
@@ -807,10 +812,11 @@ static int read_error(config_t *cf, const char *name, char *err, size_t errlen)
 
 /* A new config from the main file's cf, which this destroys. */
 static int load_main(config_t *cf, const char *name,
-		     const struct topology *topo, struct config **ret,
-		     char *err, size_t errlen)
+		     const struct topology *topo, unsigned int flags,
+		     struct config **ret, char *err, size_t errlen)
 {
-	struct ctx x = {name, config_get_include_dir(cf), topo, err, errlen};
+	struct ctx x = {name, config_get_include_dir(cf), topo, err, errlen,
+			flags};
 	struct config *c;
 	int r;
 
@@ -1116,7 +1122,8 @@ static int list_dropins(const char *dir, char ***ret, char *err, size_t errlen)
 
 /* One drop-in: it may only add rules. */
 static int load_dropin(const char *path, const struct topology *topo,
-		       struct config *c, char *err, size_t errlen)
+		       unsigned int flags, struct config *c, char *err,
+		       size_t errlen)
 {
 	static const char *const keys[] = {"rules", NULL};
 	config_t cf;
@@ -1130,7 +1137,8 @@ static int load_dropin(const char *path, const struct topology *topo,
 	r = read_file_cf(path, &cf, err, errlen);
 	if (r < 0)
 		return r;
-	struct ctx x = {path, config_get_include_dir(&cf), topo, err, errlen};
+	struct ctx x = {path, config_get_include_dir(&cf), topo, err, errlen,
+			flags};
 	r = check_keys(&x, config_root_setting(&cf), keys,
 		       " in a drop-in (it may only add 'rules')");
 	if (r == 0 && (s = config_lookup(&cf, "rules")))
@@ -1140,7 +1148,8 @@ static int load_dropin(const char *path, const struct topology *topo,
 }
 
 static int load_dropins(const char *path, const struct topology *topo,
-			struct config *c, char *err, size_t errlen)
+			unsigned int flags, struct config *c, char *err,
+			size_t errlen)
 {
 	char dir[PATH_MAX], file[PATH_MAX];
 	char **names = NULL;
@@ -1159,7 +1168,7 @@ static int load_dropins(const char *path, const struct topology *topo,
 			r = -ENAMETOOLONG;
 			break;
 		}
-		r = load_dropin(file, topo, c, err, errlen);
+		r = load_dropin(file, topo, flags, c, err, errlen);
 	}
 	for (int i = 0; i < n; i++)
 		free(names[i]);
@@ -1170,6 +1179,13 @@ static int load_dropins(const char *path, const struct topology *topo,
 int config_load(const char *path, const struct topology *topo,
 		struct config **ret, char *err, size_t errlen)
 {
+	return config_load_flags(path, topo, 0, ret, err, errlen);
+}
+
+int config_load_flags(const char *path, const struct topology *topo,
+		      unsigned int flags, struct config **ret, char *err,
+		      size_t errlen)
+{
 	struct config *c;
 	config_t cf;
 	int r;
@@ -1177,10 +1193,10 @@ int config_load(const char *path, const struct topology *topo,
 	r = read_file_cf(path, &cf, err, errlen);
 	if (r < 0)
 		return r;
-	r = load_main(&cf, path, topo, &c, err, errlen);
+	r = load_main(&cf, path, topo, flags, &c, err, errlen);
 	if (r < 0)
 		return r;
-	r = load_dropins(path, topo, c, err, errlen);
+	r = load_dropins(path, topo, flags, c, err, errlen);
 	if (r == -ENOMEM)
 		snprintf(err, errlen, "%s: out of memory", path);
 	if (r < 0) {
@@ -1208,7 +1224,7 @@ int config_load_string(const char *text, const char *name,
 		config_destroy(&cf);
 		return r;
 	}
-	return load_main(&cf, name, topo, ret, err, errlen);
+	return load_main(&cf, name, topo, 0, ret, err, errlen);
 }
 
 void config_free(struct config *c)
@@ -1252,6 +1268,17 @@ bool rule_equal(const struct rule *a, const struct rule *b)
 		!memcmp(&a->softness.fixed, &b->softness.fixed,
 			sizeof(a->softness.fixed))) &&
 	       cpuset_equal(&a->cpus, &b->cpus) && a->threads == b->threads;
+}
+
+bool config_rules_equal(const struct config *a, const struct config *b)
+{
+	if (a->nrules != b->nrules)
+		return false;
+	/* In order: the first rule that matches wins. */
+	for (unsigned int i = 0; i < a->nrules; i++)
+		if (!rule_equal(&a->rules[i], &b->rules[i]))
+			return false;
+	return true;
 }
 
 const char *ratio_mode_name(enum ratio_mode m)

@@ -106,14 +106,38 @@ struct config {
  */
 int config_load(const char *path, const struct topology *topo,
 		struct config **ret, char *err, size_t errlen);
+/*
+ * config_load() with CONFIG_* flags.  CONFIG_NO_NSS: a user name is not
+ * resolved (its rule gets uid -1), so loading never talks to another
+ * process (NSS may ask sssd, LDAP or systemd): for softaffd --privileges
+ * in a systemd generator, which runs before those services and must not
+ * wait for them.  Such a config is only good for what its rules need,
+ * not for matching.
+ */
+enum { CONFIG_NO_NSS = 1 << 0 };
+int config_load_flags(const char *path, const struct topology *topo,
+		      unsigned int flags, struct config **ret, char *err,
+		      size_t errlen);
 /* Same from memory (fuzzing); name is used in messages, @include refused. */
 int config_load_string(const char *text, const char *name,
 		       const struct topology *topo, struct config **ret,
 		       char *err, size_t errlen);
 void config_free(struct config *c);
 void config_dump(const struct config *c, FILE *f);
+/*
+ * A rule that matches on cgroup and unit alone, for all threads, acts on
+ * the cgroup (cpuset.cpus.preferred{,.ratio}, and a cpu.pressure trigger
+ * when adaptive) instead of on each process: the manager's cgroup mode,
+ * and what needs the cgroup tree writable in the unit.
+ */
+static inline bool rule_acts_on_cgroup(const struct rule *r)
+{
+	return r->needs == NEED_CGROUP && r->threads == THREADS_ALL;
+}
 /* True if both rules select the same processes and target the same CPUs. */
 bool rule_equal(const struct rule *a, const struct rule *b);
+/* The same rules in the same order: every process gets the same rule. */
+bool config_rules_equal(const struct config *a, const struct config *b);
 const char *ratio_mode_name(enum ratio_mode m);
 /* The drop-in directory of a main config path into ret; 0 or -ENAMETOOLONG. */
 int config_dropin_dir(const char *path, char *ret, size_t size);

@@ -5,8 +5,8 @@
  * proc connector, the status file and sd_notify.
  *
  * One loop turn, in this order:
- *   signals -> timers -> connector events into the dirty set (a slice)
- *   -> the dirty set evaluated (a slice) -> a scan in progress (a slice)
+ *   signals -> timers -> connector events into the dirty queue (a slice)
+ *   -> the dirty queue evaluated (a slice) -> a scan in progress (a slice)
  * so a SIGTERM waits for at most three slices, whatever the load.
  */
 #include <errno.h>
@@ -24,11 +24,12 @@
 #include "daemon.h"
 #include "log.h"
 #include "notify.h"
+#include "privs.h"
 #include "procconn.h"
 #include "status.h"
 
 /*
- * Work done per loop turn and kind (connector events, the dirty set, a
+ * Work done per loop turn and kind (connector events, the dirty queue, a
  * slice of a scan) before signals and timers are served again.  Small
  * against any watchdog, and a time, not a count: in a CPU-starved guest
  * one event can take long.
@@ -49,9 +50,11 @@
  * of prctl(PR_SET_NAME) makes ~150k a second): past the first budget
  * the daemon stops reading until the second ends, lets the kernel drop
  * what overflows and rescans instead; past the second, marked processes
- * wait (each at most once in the set) for the next second.  So a storm
- * costs it about a third of a CPU, not all of one, and legitimate
- * events are late by at most a second meanwhile.
+ * wait (each at most once in the queue, oldest first) for the next
+ * second.  So a storm costs it about a third of a CPU, not all of one,
+ * and a legitimate event waits only for the processes marked before
+ * it: a second while they fit in a second's budget, and as many
+ * seconds as they need when a storm from many processes does not.
  */
 #define CONN_BUDGET_MS 100
 #define EVAL_BUDGET_MS 200
@@ -526,12 +529,12 @@ static void on_conn(struct daemon *d)
 	budget_charge(&d->conn_budget, now_ms() - start);
 }
 
-/* The dirty set, once per turn and within its share of time. */
+/* The dirty queue, once per turn and within its share of time. */
 static void flush_dirty(struct daemon *d)
 {
 	uint64_t start = now_ms(), left = budget_left(&d->eval_budget, start);
 
-	if (!left || !d->mgr.dirty.count)
+	if (!left || !dirtyq_count(&d->mgr.dirty))
 		return;
 	mgr_flush(&d->mgr, start + (left < SLICE_MS ? left : SLICE_MS));
 	budget_charge(&d->eval_budget, now_ms() - start);
@@ -570,25 +573,42 @@ static void arm_timers(struct daemon *d)
 
 /*
  * Can ncfg run with the capabilities kept?  A capability dropped
- * earlier cannot come back: say so, and which rule needs it.
+ * earlier cannot come back, and one that root lacked from the start was
+ * withheld by the unit's bounding set (softaffd-generator adds
+ * CAP_SYS_PTRACE for exe rules): say so, and which rule needs it.  Not
+ * for what the old configuration needed already: its start said so,
+ * and other changes must still reload.
  */
 static bool caps_allow(struct daemon *d, const struct config *ncfg)
 {
-	unsigned int lost = caps_needed(ncfg) & d->caps_start & ~d->caps;
+	unsigned int added = caps_needed(ncfg) & ~caps_needed(d->cfg) &
+			     ~d->caps;
+	unsigned int lost = added & d->caps_start;
+	unsigned int withheld = geteuid() == 0 ? added & ~d->caps_start : 0;
 	char names[64];
 	const char *rule = "?";
 
-	if (!lost)
+	if (!lost && !withheld)
 		return true;
 	for (unsigned int i = 0; i < ncfg->nrules; i++)
 		if (ncfg->rules[i].needs & NEED_EXE) {
 			rule = ncfg->rules[i].name;
 			break;
 		}
-	log_err("%s: rule '%s' matches on 'exe' and needs %s, which softaffd "
-		"dropped at start because no rule needed it then; restart "
-		"softaffd (systemctl restart softaffd) to use it",
-		d->o->config, rule, caps_names(lost, names, sizeof(names)));
+	if (lost)
+		log_err("%s: rule '%s' matches on 'exe' and needs %s, which "
+			"softaffd dropped at start because no rule needed it "
+			"then; restart softaffd (systemctl restart softaffd) to "
+			"use it",
+			d->o->config, rule,
+			caps_names(lost, names, sizeof(names)));
+	else
+		log_err("%s: rule '%s' matches on 'exe' and needs %s, which "
+			"softaffd.service grants only when a rule needs it at "
+			"\"systemctl daemon-reload\" (softaffd-generator); run "
+			"that, then restart softaffd to use it",
+			d->o->config, rule,
+			caps_names(withheld, names, sizeof(names)));
 	return false;
 }
 
@@ -596,7 +616,7 @@ static bool caps_allow(struct daemon *d, const struct config *ncfg)
 static void caps_update(struct daemon *d)
 {
 	unsigned int want = caps_needed(d->cfg) & d->caps;
-	char names[64];
+	char names[64], note[1024];
 	int r;
 
 	r = caps_drop(want);
@@ -604,11 +624,39 @@ static void caps_update(struct daemon *d)
 		log_warn("cannot drop capabilities: %s", strerror(-r));
 		return;
 	}
-	if (want != d->caps || !d->caps_logged)
+	if (want != d->caps || !d->caps_logged) {
 		log_info("capabilities kept: %s",
 			 caps_names(want, names, sizeof(names)));
+		if (want & CAPS_PTRACE &&
+		    privs_ptrace_notice(d->cfg, note, sizeof(note)))
+			log_notice("%s", note);
+	}
 	d->caps = want;
 	d->caps_logged = true;
+}
+
+/*
+ * A reload that kept the rules still checks every managed thread: that
+ * is how masks set by hand since are found.  But it does not start over
+ * a full scan in progress (the first one, or an earlier reload's): in a
+ * reload loop none would ever end, and READY=1 waits for the first.
+ * What that scan has passed already gets its check from one more full
+ * scan right after it.  Returns what the log line says.
+ */
+static const char *recheck(struct daemon *d)
+{
+	int r;
+
+	if (mgr_scan_busy(&d->mgr) && d->mgr.scan_kind == SCAN_FULL) {
+		d->recheck_due = true;
+		return "the full scan in progress goes on";
+	}
+	r = mgr_scan_start(&d->mgr, SCAN_FULL);
+	if (r < 0) {
+		log_warn("cannot scan %s: %s", d->o->roots.proc, strerror(-r));
+		return "no full scan";
+	}
+	return "checking every managed thread";
 }
 
 /*
@@ -622,6 +670,7 @@ static void reload(struct daemon *d)
 	struct config *ncfg = NULL;
 	double *nutil = NULL;
 	char err[1024];
+	bool same;
 	int r;
 
 	/* MONOTONIC_USEC: newer systemd wants it next to RELOADING=1. */
@@ -660,6 +709,10 @@ static void reload(struct daemon *d)
 		config_free(ncfg);
 		goto out;
 	}
+	same = r == 1;
+	/* A changed reload started a full scan of its own. */
+	if (!same)
+		d->recheck_due = false;
 	config_free(d->cfg);
 	d->cfg = ncfg;
 	if (ntopo) {
@@ -678,11 +731,19 @@ static void reload(struct daemon *d)
 		nutil = NULL;
 	}
 	caps_update(d);
+	privs_check(d->cfg, &d->o->roots, d->caps, d->o->dry_run);
 	sysctl_resume(&d->ratio);
 	ctl_setup(d);
 	ratio_apply_config(d);
 	arm_timers(d);
-	log_info("configuration reloaded: %u rules", d->cfg->nrules);
+	if (same) {
+		const char *scan = recheck(d);
+
+		log_info("configuration reloaded: %u rules, none changed; %s",
+			 d->cfg->nrules, scan);
+	} else {
+		log_info("configuration reloaded: %u rules", d->cfg->nrules);
+	}
 out:
 	free(ntopo);
 	free(nutil);
@@ -781,10 +842,11 @@ static int loop_timeout(struct daemon *d)
 {
 	uint64_t now = now_ms(), due = UINT64_MAX;
 
-	if (mgr_scan_busy(&d->mgr) || (d->rescan_pending && d->rescan_due))
+	if (mgr_scan_busy(&d->mgr) || d->recheck_due ||
+	    (d->rescan_pending && d->rescan_due))
 		return 0;
 	/* Marked processes: now, or when their share of time renews. */
-	if (d->mgr.dirty.count)
+	if (dirtyq_count(&d->mgr.dirty))
 		due = budget_left(&d->eval_budget, now)
 			      ? now
 			      : budget_renews(&d->eval_budget);
@@ -854,6 +916,10 @@ int daemon_run(struct daemon *d)
 				if (!d->ready)
 					on_ready(d);
 			}
+		} else if (d->recheck_due) {
+			d->recheck_due = false;
+			log_debug("full scan again: a reload came during one");
+			recheck(d);
 		} else if (d->rescan_pending &&
 			   (d->rescan_due ||
 			    now_ms() - d->mgr.last_scan_ms >= LOST_RESCAN_MS)) {
@@ -1006,6 +1072,7 @@ int daemon_start(struct daemon *d, const struct daemon_opts *o,
 	d->caps_start = caps_permitted();
 	d->caps = d->caps_start;
 	caps_update(d);
+	privs_check(d->cfg, &d->o->roots, d->caps, d->o->dry_run);
 	r = setup_loop(d);
 	if (r < 0) {
 		log_err("cannot set up the event loop: %s", strerror(-r));

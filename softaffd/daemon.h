@@ -35,7 +35,7 @@ struct daemon_opts {
  * timerfds, the proc connector and the cpu.pressure triggers of adaptive
  * cgroup rules (EPOLLPRI).  Each loop turn serves signals first,
  * then timers, then a slice (SLICE_MS) each of connector events, of the
- * dirty set and of a scan in progress; events and the dirty set also
+ * dirty queue and of a scan in progress; events and the dirty queue also
  * have a share of each second (CONN_BUDGET_MS, EVAL_BUDGET_MS).
  */
 struct daemon {
@@ -59,6 +59,7 @@ struct daemon {
 	uint64_t conn_warned_ms;
 	bool ready, stop, signalled;
 	bool rescan_pending, rescan_due, events_lost;
+	bool recheck_due; /* a full scan after the one in progress */
 	bool warned_status, warned_sample;
 	unsigned int light_scans;
 	uint64_t wd_period_ms, wd_last_ms;

@@ -78,7 +78,7 @@ void log_msg(int prio, const char *fmt, ...)
 		fprintf(stderr, "softaffd: %s%s\n", plain_prefix[prio], line);
 }
 
-void log_ratelimit_flush(struct log_ratelimit *rl, uint64_t now_ms,
+void log_ratelimit_flush(struct log_ratelimit *rl, uint64_t now_ms, int prio,
 			 const char *what)
 {
 	if (!rl->start_ms)
@@ -86,15 +86,16 @@ void log_ratelimit_flush(struct log_ratelimit *rl, uint64_t now_ms,
 	if (now_ms - rl->start_ms < LOG_RL_WINDOW_MS)
 		return;
 	if (rl->suppressed)
-		log_info("%s: %u messages suppressed", what, rl->suppressed);
+		log_msg(prio, "%s: %u messages suppressed", what,
+			rl->suppressed);
 	rl->start_ms = now_ms;
 	rl->n = rl->suppressed = 0;
 }
 
-bool log_ratelimit(struct log_ratelimit *rl, uint64_t now_ms,
+bool log_ratelimit(struct log_ratelimit *rl, uint64_t now_ms, int prio,
 		   const char *what)
 {
-	log_ratelimit_flush(rl, now_ms, what);
+	log_ratelimit_flush(rl, now_ms, prio, what);
 	if (rl->n < LOG_RL_BURST) {
 		rl->n++;
 		return true;

@@ -20,9 +20,10 @@ void log_msg(int prio, const char *fmt, ...)
 
 /*
  * A limiter for one stream of messages that an unprivileged user can
- * trigger at will (a rule's "matches"/"leaves" lines): at most
- * LOG_RL_BURST per LOG_RL_WINDOW_MS; the first message after a window in
- * which some were dropped says how many.
+ * trigger at will (a rule's lines about single processes, rulelog.h):
+ * at most LOG_RL_BURST per LOG_RL_WINDOW_MS; the first message after a
+ * window in which some were dropped says how many, at prio, the
+ * stream's priority.
  */
 #define LOG_RL_BURST	 10
 #define LOG_RL_WINDOW_MS 10000
@@ -31,10 +32,10 @@ struct log_ratelimit {
 	unsigned int n, suppressed;
 };
 /* May a message of stream what be logged now? */
-bool log_ratelimit(struct log_ratelimit *rl, uint64_t now_ms,
+bool log_ratelimit(struct log_ratelimit *rl, uint64_t now_ms, int prio,
 		   const char *what);
 /* Report what was suppressed in a window that has ended. */
-void log_ratelimit_flush(struct log_ratelimit *rl, uint64_t now_ms,
+void log_ratelimit_flush(struct log_ratelimit *rl, uint64_t now_ms, int prio,
 			 const char *what);
 
 #define log_err(...)	log_msg(LOG_ERR, __VA_ARGS__)

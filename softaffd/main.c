@@ -15,6 +15,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "explain.h"
+#include "privs.h"
 #include "status.h"
 #include "topology.h"
 
@@ -25,7 +26,7 @@
 
 struct opts {
 	struct daemon_opts d;
-	bool test, status, json, verbose;
+	bool test, status, json, verbose, privileges;
 	int explain; /* --explain PID */
 };
 
@@ -37,6 +38,10 @@ static void usage(FILE *f)
 		"  -c, --config FILE   configuration (default %s)\n"
 		"  -t, --test          check the configuration, print it "
 		"normalized, exit\n"
+		"      --privileges    print the systemd drop-in that grants "
+		"what the\n"
+		"                      configuration needs beyond "
+		"softaffd.service\n"
 		"  -n, --dry-run       log every action, write nothing\n"
 		"  -1, --once          scan and apply once, then exit\n"
 		"  -s, --status        print what the running daemon "
@@ -55,7 +60,14 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_PROC = 256, OPT_SYS, OPT_RUN, OPT_JSON, OPT_EXPLAIN };
+	enum {
+		OPT_PROC = 256,
+		OPT_SYS,
+		OPT_RUN,
+		OPT_JSON,
+		OPT_EXPLAIN,
+		OPT_PRIVILEGES,
+	};
 	static const struct option lo[] = {
 		{"config", required_argument, NULL, 'c'},
 		{"test", no_argument, NULL, 't'},
@@ -65,6 +77,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{"verbose", no_argument, NULL, 'v'},
 		{"json", no_argument, NULL, OPT_JSON},
 		{"explain", required_argument, NULL, OPT_EXPLAIN},
+		{"privileges", no_argument, NULL, OPT_PRIVILEGES},
 		{"proc-root", required_argument, NULL, OPT_PROC},
 		{"sys-root", required_argument, NULL, OPT_SYS},
 		{"run-dir", required_argument, NULL, OPT_RUN},
@@ -99,6 +112,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_JSON:
 			o->json = true;
+			break;
+		case OPT_PRIVILEGES:
+			o->privileges = true;
 			break;
 		case OPT_EXPLAIN: {
 			char *end;
@@ -146,6 +162,62 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
+/*
+ * --privileges: the drop-in that softaffd-generator installs.  Generators
+ * run before NSS services (sssd, LDAP) and must not wait for them: user
+ * names stay unresolved, they change nothing here.  A bad configuration
+ * prints nothing on stdout, so the generator writes nothing; the daemon
+ * reports the error when it starts.
+ */
+static int privileges(const char *path, const struct topology *topo)
+{
+	struct config *cfg;
+	char err[1024];
+	int r;
+
+	r = config_load_flags(path, topo, CONFIG_NO_NSS, &cfg, err,
+			      sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	if (!privs_needed(cfg))
+		fprintf(stderr, "%s: needs nothing beyond softaffd.service\n",
+			path);
+	privs_dropin(cfg, stdout);
+	config_free(cfg);
+	return fflush(stdout) || ferror(stdout) ? 1 : 0;
+}
+
+/* -t: what the configuration asks of the unit, on stderr. */
+static void test_notes(const struct config *cfg)
+{
+	static const struct {
+		unsigned int priv;
+		const char *what;
+	} privs[] = {
+		{PRIV_CGROUP, "the cgroup tree writable"},
+		{PRIV_SYSCTL, "the ratio sysctls writable"},
+		{PRIV_PTRACE, "CAP_SYS_PTRACE"},
+	};
+	unsigned int need = privs_needed(cfg), n = 0;
+	char note[1024];
+
+	if (privs_ptrace_notice(cfg, note, sizeof(note)))
+		fprintf(stderr, "%s\n", note);
+	if (!need)
+		return;
+	fprintf(stderr,
+		"%s: needs more than softaffd.service grants by default: ",
+		cfg->path);
+	for (size_t i = 0; i < sizeof(privs) / sizeof(privs[0]); i++)
+		if (need & privs[i].priv)
+			fprintf(stderr, "%s%s", n++ ? ", " : "", privs[i].what);
+	fprintf(stderr, "; softaffd-generator adds that on \"systemctl "
+			"daemon-reload\", then restart softaffd (softaffd "
+			"--privileges prints it)\n");
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = {0};
@@ -166,7 +238,7 @@ int main(int argc, char **argv)
 	 * A SIGTERM from here on waits for the loop, which serves it within
 	 * a slice and exits cleanly, restoring what it set.
 	 */
-	if (!o.test)
+	if (!o.test && !o.privileges)
 		daemon_block_signals();
 
 	topo = calloc(1, sizeof(*topo));
@@ -180,6 +252,11 @@ int main(int argc, char **argv)
 			o.d.roots.sys, strerror(-r));
 		free(topo);
 		return 1;
+	}
+	if (o.privileges) {
+		r = privileges(o.d.config, topo);
+		free(topo);
+		return r;
 	}
 	r = config_load(o.d.config, topo, &cfg, err, sizeof(err));
 	if (r == 0 && o.explain) {
@@ -201,6 +278,7 @@ int main(int argc, char **argv)
 				fprintf(stderr, "%s%s", i == 1 ? ", with " : ", ",
 					cfg->files[i]);
 			fprintf(stderr, "\n");
+			test_notes(cfg);
 		}
 		config_free(cfg);
 		free(topo);

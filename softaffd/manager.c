@@ -3,13 +3,13 @@
  * Evaluation and policy: which processes are managed under which rule,
  * and what deserves a log line.  One way through for every process:
  *
- *   event or scan -> dirty set -> snapshot (procfs, through one fd on
+ *   event or scan -> dirty queue -> snapshot (procfs, through one fd on
  *   <proc>/PID) -> decision (rules.c, affinity.c's aff_decide: pure;
  *   container.c: a container's annotations win) -> writes (affinity.c)
  *   -> log and counters.
  *
- * The pid tables are pidtable.c, the per-thread ownership owned.c, the
- * sliced /proc walk scanner.c.
+ * The pid tables are pidtable.c, the dirty queue dirtyq.c, the
+ * per-thread ownership owned.c, the sliced /proc walk scanner.c.
  *
  * Ownership of masks: the first pass over a process (at start, when it
  * appears, after exec) adopts every thread.  From then on a thread is
@@ -92,26 +92,23 @@ static const struct cpuset *target_of(const struct mgr *m, unsigned int rule)
 	return &m->cfg->rules[rule].cpus;
 }
 
-/* May another per-process line of this rule be logged at info? */
+/* Lines about one process of rule: rate-limited (rulelog.h). */
 static int rule_prio(struct mgr *m, unsigned int rule)
 {
-	char what[CONFIG_MAX_PATTERN + 16];
+	return rule_log_info(&m->rule_log[rule], m->cfg->rules[rule].name,
+			     now_ms());
+}
 
-	snprintf(what, sizeof(what), "rule '%s'", m->cfg->rules[rule].name);
-	return log_ratelimit(&m->rule_rl[rule], now_ms(), what) ? LOG_INFO
-								 : LOG_DEBUG;
+static int warn_prio(struct mgr *m, unsigned int rule, enum rule_warn kind)
+{
+	return rule_log_warn(&m->rule_log[rule], m->cfg->rules[rule].name, kind,
+			     now_ms());
 }
 
 void mgr_flush_logs(struct mgr *m, uint64_t now)
 {
-	char what[CONFIG_MAX_PATTERN + 16];
-
-	for (unsigned int r = 0; r < m->cfg->nrules; r++) {
-		if (!m->rule_rl[r].suppressed)
-			continue;
-		snprintf(what, sizeof(what), "rule '%s'", m->cfg->rules[r].name);
-		log_ratelimit_flush(&m->rule_rl[r], now, what);
-	}
+	for (unsigned int r = 0; r < m->cfg->nrules; r++)
+		rule_log_flush(&m->rule_log[r], m->cfg->rules[r].name, now);
 }
 
 /* ---- processes that matched no rule ---- */
@@ -192,12 +189,12 @@ static void drop(struct mgr *m, struct managed *e)
 
 /* Per-rule state for @cfg, zeroed; all or nothing is allocated. */
 static int alloc_rule_arrays(const struct config *cfg, unsigned int **ret_count,
-			     bool **ret_warned, struct log_ratelimit **ret_rl)
+			     bool **ret_warned, struct rule_log **ret_rl)
 {
 	size_t n = cfg->nrules ? cfg->nrules : 1;
 	unsigned int *rc = calloc(n, sizeof(*rc));
 	bool *ew = calloc(n, sizeof(*ew));
-	struct log_ratelimit *rl = calloc(n, sizeof(*rl));
+	struct rule_log *rl = calloc(n, sizeof(*rl));
 
 	if (!rc || !ew || !rl) {
 		free(rc);
@@ -236,8 +233,7 @@ static struct rule_state *rule_states_new(const struct config *cfg,
 		const struct rule *r = &cfg->rules[i];
 
 		rs[i].ratio = initial_ratio(cfg, r);
-		rs[i].cg_mode = r->needs == NEED_CGROUP &&
-				r->threads == THREADS_ALL;
+		rs[i].cg_mode = rule_acts_on_cgroup(r);
 		for (unsigned int j = 0; old && j < old->nrules; j++)
 			if (rule_equal(r, &old->rules[j]))
 				rs[i] = old_rs[j];
@@ -260,7 +256,7 @@ int mgr_init(struct mgr *m, const struct roots *roots, const struct config *cfg,
 		return -ENOMEM;
 	m->snap->pfd = -1;
 	if (pidtable_init(&m->procs) || pidtable_init(&m->others) ||
-	    pidtable_init(&m->dirty))
+	    dirtyq_init(&m->dirty))
 		return -ENOMEM;
 	m->rs = rule_states_new(cfg, NULL, NULL);
 	if (!m->rs)
@@ -268,7 +264,7 @@ int mgr_init(struct mgr *m, const struct roots *roots, const struct config *cfg,
 	snprintf(path, sizeof(path), "%s/self/soft_affinity_ratio", roots->proc);
 	m->have_proc_ratio = access(path, F_OK) == 0;
 	return alloc_rule_arrays(cfg, &m->rule_count, &m->einval_warned,
-				 &m->rule_rl);
+				 &m->rule_log);
 }
 
 void mgr_done(struct mgr *m)
@@ -280,13 +276,12 @@ void mgr_done(struct mgr *m)
 		pidtable_for_each (&m->procs, n, next)
 			drop(m, as_managed(n));
 	pidtable_clear(&m->others);
-	pidtable_clear(&m->dirty);
 	pidtable_done(&m->procs);
 	pidtable_done(&m->others);
-	pidtable_done(&m->dirty);
+	dirtyq_done(&m->dirty);
 	free(m->rule_count);
 	free(m->einval_warned);
-	free(m->rule_rl);
+	free(m->rule_log);
 	free(m->rs);
 	for (size_t i = 0; i < m->ncgs; i++)
 		cg_entry_free(&m->cgs[i]);
@@ -299,7 +294,7 @@ void mgr_done(struct mgr *m)
 	free(m->tids);
 	m->rule_count = NULL;
 	m->einval_warned = NULL;
-	m->rule_rl = NULL;
+	m->rule_log = NULL;
 	m->snap = NULL;
 	m->tids = NULL;
 }
@@ -498,16 +493,16 @@ static bool apply_one(struct mgr *m, struct managed *e, int pfd, int tid)
 		if (!(e->flags & M_WARNED_EMPTY)) {
 			cpuset_format_list(target_of(m, e->rule), cpus,
 					   sizeof(cpus));
-			log_warn("pid %d (%s): hard affinity excludes all of "
-				 "%s (rule '%s'), skipped",
-				 e->node.pid, comm, cpus, rule->name);
+			log_msg(warn_prio(m, e->rule, RULE_WARN_EMPTY),
+				"pid %d (%s): hard affinity excludes all of "
+				"%s (rule '%s'), skipped",
+				e->node.pid, comm, cpus, rule->name);
 			e->flags |= M_WARNED_EMPTY;
 		}
 		break;
 	case AFF_EPERM:
 		m->cnt.eperm++;
-		log_msg(rule_prio(m, e->rule) == LOG_INFO ? LOG_WARNING
-							  : LOG_DEBUG,
+		log_msg(warn_prio(m, e->rule, RULE_WARN_EPERM),
 			"pid %d (%s): not permitted to set soft affinity "
 			"(%s), no longer managing it",
 			e->node.pid, comm, strerror(-err));
@@ -528,8 +523,9 @@ static bool apply_one(struct mgr *m, struct managed *e, int pfd, int tid)
 	default:
 		m->cnt.errors++;
 		if (!(e->flags & M_WARNED_ERROR)) {
-			log_warn("pid %d thread %d: soft affinity: %s",
-				 e->node.pid, tid, strerror(-err));
+			log_msg(warn_prio(m, e->rule, RULE_WARN_ERROR),
+				"pid %d thread %d: soft affinity: %s",
+				e->node.pid, tid, strerror(-err));
 			e->flags |= M_WARNED_ERROR;
 		}
 		break;
@@ -687,8 +683,9 @@ static void apply_ratio(struct mgr *m, struct managed *e, int pfd,
 	default:
 		m->cnt.errors++;
 		if (!(e->flags & M_WARNED_ERROR))
-			log_warn("pid %d: soft_affinity_ratio: %s", e->node.pid,
-				 strerror(-err));
+			log_msg(warn_prio(m, e->rule, RULE_WARN_ERROR),
+				"pid %d: soft_affinity_ratio: %s", e->node.pid,
+				strerror(-err));
 		e->flags |= M_WARNED_ERROR;
 		break;
 	}
@@ -890,10 +887,10 @@ static int cg_apply(struct mgr *m, unsigned int rule, const char *path)
 	if (c->foreign || pref_req_equal(&cur, &want))
 		goto done;
 	if (c->written && !pref_req_equal(&cur, &c->ours)) {
-		log_warn("cgroup %s: cpuset.cpus.preferred or its ratio was "
-			 "changed by someone else; leaving it alone (rule "
-			 "'%s')",
-			 path, ru->name);
+		log_msg(warn_prio(m, rule, RULE_WARN_CGROUP),
+			"cgroup %s: cpuset.cpus.preferred or its ratio was "
+			"changed by someone else; leaving it alone (rule '%s')",
+			path, ru->name);
 		c->foreign = true;
 		goto done;
 	}
@@ -1102,27 +1099,16 @@ void mgr_eval_pid(struct mgr *m, int pid)
 	eval_now(m, pid, D_EVAL, 0, WALK_ALL, false);
 }
 
-/* ---- events: into the dirty set ---- */
+/* ---- events: into the dirty queue ---- */
 
 static void mark(struct mgr *m, int pid, unsigned int why,
 		 unsigned int inherit)
 {
-	struct dirty *d = (struct dirty *)pidtable_lookup(&m->dirty, pid);
-
-	if (!d) {
-		d = calloc(1, sizeof(*d));
-		if (!d) {
-			/* No memory for the set: do it now instead. */
-			m->exec_fresh_ns = monotonic_ns();
-			eval_now(m, pid, why, inherit, WALK_NEW, false);
-			return;
-		}
-		d->node.pid = pid;
-		pidtable_add(&m->dirty, &d->node);
+	if (dirtyq_mark(&m->dirty, pid, why, inherit) < 0) {
+		/* No memory for the queue: do it now instead. */
+		m->exec_fresh_ns = monotonic_ns();
+		eval_now(m, pid, why, inherit, WALK_NEW, false);
 	}
-	d->why |= why;
-	if (inherit)
-		d->inherit = inherit;
 }
 
 void mgr_on_exec(struct mgr *m, int pid)
@@ -1175,7 +1161,6 @@ void mgr_on_fork(struct mgr *m, int parent_tgid, int child_pid, int child_tgid)
 void mgr_on_exit(struct mgr *m, int pid, int tgid)
 {
 	struct managed *e = mgr_lookup(m, tgid);
-	struct pidnode *d;
 
 	if (pid != tgid) {
 		if (e)
@@ -1185,35 +1170,24 @@ void mgr_on_exit(struct mgr *m, int pid, int tgid)
 	if (e)
 		drop(m, e);
 	other_del(m, tgid);
-	d = pidtable_lookup(&m->dirty, tgid);
-	if (d) {
-		pidtable_del(&m->dirty, d);
-		free(d);
-	}
+	dirtyq_remove(&m->dirty, tgid);
 }
 
 bool mgr_flush(struct mgr *m, uint64_t deadline_ms)
 {
-	struct pidnode *n, *next;
+	struct dirty d;
 
 	/* Every exec evaluated here happened before this. */
 	m->exec_fresh_ns = monotonic_ns();
-	pidtable_for_each (&m->dirty, n, next) {
-		struct dirty d = *(struct dirty *)n;
-
-		pidtable_del(&m->dirty, n);
-		free(n);
+	while (dirtyq_pop(&m->dirty, &d)) {
 		/* New threads only: the rest of the process is known. */
 		eval_now(m, d.node.pid, d.why, d.inherit,
 			 d.why & (D_EVAL | D_EXEC | D_UID) ? WALK_ALL : WALK_NEW,
 			 false);
 		if (now_ms() >= deadline_ms)
-			goto out;
+			break;
 	}
-out:
-	if (!m->dirty.count)
-		pidtable_shrink(&m->dirty);
-	return m->dirty.count == 0;
+	return !dirtyq_count(&m->dirty);
 }
 
 /* ---- scans ---- */
@@ -1360,10 +1334,10 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 {
 	unsigned int *old_count = m->rule_count;
 	bool *old_warned = m->einval_warned;
-	struct log_ratelimit *old_rl = m->rule_rl;
+	struct rule_log *old_rl = m->rule_log;
 	struct pidnode *n, *next;
 	struct managed *keep = NULL;
-	struct log_ratelimit *rl;
+	struct rule_log *rl;
 	unsigned long i = 0;
 	unsigned int *rc;
 	bool *ew;
@@ -1371,6 +1345,11 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 	struct rule_state *rs;
 	size_t ncg = 0;
 
+	if (config_rules_equal(m->cfg, cfg)) {
+		/* What was decided under these rules stands. */
+		m->cfg = cfg;
+		return 1;
+	}
 	if (alloc_rule_arrays(cfg, &rc, &ew, &rl))
 		return -ENOMEM;
 	rs = rule_states_new(cfg, m->cfg, m->rs);
@@ -1397,7 +1376,7 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 	}
 	m->ncgs = ncg;
 	/* Events queued under the old rules are covered by the full scan. */
-	pidtable_clear(&m->dirty);
+	dirtyq_clear(&m->dirty);
 	pidtable_for_each (&m->procs, n, next) {
 		struct managed *e = as_managed(n);
 		const struct rule *old = &m->cfg->rules[e->rule];
@@ -1442,7 +1421,7 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 	m->rs = rs;
 	m->rule_count = rc;
 	m->einval_warned = ew;
-	m->rule_rl = rl;
+	m->rule_log = rl;
 	m->cfg = cfg;
 	while (keep) {
 		struct managed *e = keep;

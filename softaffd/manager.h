@@ -9,11 +9,13 @@
 #include "cgstat.h"
 #include "config.h"
 #include "container.h"
+#include "dirtyq.h"
 #include "log.h"
 #include "owned.h"
 #include "pidtable.h"
 #include "procfs.h"
 #include "rulectl.h"
+#include "rulelog.h"
 #include "rules.h"
 #include "scanner.h"
 #include "topology.h"
@@ -144,19 +146,16 @@ struct other {
 	uint32_t seen;
 };
 
-/* Why a pid is in the dirty set (bits). */
+/*
+ * Why a pid is in the dirty queue (struct dirty's why, bits; its
+ * inherit is as in struct other, for D_FORKED).
+ */
 enum {
 	D_EVAL = 1 << 0,    /* comm or uid changed, or a new process */
 	D_EXEC = 1 << 1,    /* it exec'd: evaluate afresh, re-adopt */
 	D_FORKED = 1 << 2,  /* a child of a managed process: quiet logs */
 	D_THREADS = 1 << 3, /* a managed process has new threads */
 	D_UID = 1 << 4,	    /* its uid changed: the match cache misses */
-};
-
-struct dirty {
-	struct pidnode node;
-	unsigned int why;
-	unsigned int inherit; /* as in struct other, for D_FORKED */
 };
 
 /*
@@ -198,13 +197,13 @@ struct mgr {
 	bool dry_run;
 	struct pidtable procs;	/* struct managed */
 	struct pidtable others; /* struct other */
-	struct pidtable dirty;	/* struct dirty: events not handled yet */
+	struct dirtyq dirty;	/* events not handled yet, oldest first */
 	size_t count;		/* == procs.count */
 	uint32_t gen;
 	uint64_t last_scan_ms;	  /* when the last scan ended */
 	unsigned int *rule_count; /* managed processes per rule */
 	bool *einval_warned;	  /* per rule */
-	struct log_ratelimit *rule_rl; /* per rule: matches/leaves lines */
+	struct rule_log *rule_log;     /* per rule: lines about processes */
 	struct rule_state *rs;	       /* per rule */
 	struct cg_entry *cgs;	       /* cgroups we set */
 	size_t ncgs;
@@ -248,7 +247,8 @@ void mgr_scan_abort(struct mgr *m);
  * Proc connector events only mark pids dirty (exit and forks of
  * unmanaged parents are plain bookkeeping and done at once);
  * mgr_flush() evaluates each dirty pid once, however many events it
- * got, until deadline_ms.  Returns true when the dirty set is empty.
+ * got, in the order they were first marked (dirtyq.h), until
+ * deadline_ms.  Returns true when the dirty queue is empty.
  */
 void mgr_on_fork(struct mgr *m, int parent_tgid, int child_pid, int child_tgid);
 void mgr_on_exec(struct mgr *m, int pid);
@@ -262,8 +262,11 @@ void mgr_eval_pid(struct mgr *m, int pid);
  * Switch to a new config: processes whose rule is unchanged stay managed;
  * those whose rule changed or vanished are restored first, except threads
  * with hand-set masks, which stay as they are.  Then starts a full scan
- * (mgr_scan_step or mgr_scan_finish completes it).  cfg must outlive the
- * manager or the next reload.
+ * (mgr_scan_step or mgr_scan_finish completes it) and returns 0.  With
+ * the same rules in the same order (config_rules_equal) it only takes
+ * cfg and returns 1: the dirty queue, the match cache and a scan in
+ * progress go on, and whether to check every thread again is the
+ * caller's choice.  cfg must outlive the manager or the next reload.
  */
 int mgr_reload(struct mgr *m, const struct config *cfg);
 /*

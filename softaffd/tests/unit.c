@@ -28,6 +28,7 @@
 #include "procconn.h"
 #include "procfs.h"
 #include "rulectl.h"
+#include "rulelog.h"
 #include "rules.h"
 #include "sampler.h"
 #include "caps.h"
@@ -1101,6 +1102,38 @@ static void test_manager_errors(void)
 	aff_write = write_file_at;
 }
 
+/*
+ * Anyone can start processes whose hard affinity excludes a rule's
+ * CPUs: one warning each, but at most LOG_RL_BURST per rule and
+ * window, then one saying how many were suppressed.
+ */
+static void test_manager_warn_limit(void)
+{
+	unsigned long warns, debugs;
+	struct config *c;
+
+	fake_fixture();
+	for (int p = 510; p < 540; p++)
+		mktask(p, p, "job", 1, 0, "2-3", "\n");
+	c = mgr_setup("rules = ( { name = \"jobs\"; comm = \"job\"; "
+		      "cpus = \"1\"; } );");
+	if (!c)
+		return;
+	warns = log_counts[LOG_WARNING];
+	debugs = log_counts[LOG_DEBUG];
+	CHECK(mgr_scan(&mgr) == 0 && mgr.cnt.empty == 30);
+	CHECK(log_counts[LOG_WARNING] == warns + LOG_RL_BURST);
+	CHECK(log_counts[LOG_DEBUG] >= debugs + 30 - LOG_RL_BURST);
+	/* Once per process still: a rescan adds none. */
+	mgr_scan(&mgr);
+	CHECK(log_counts[LOG_WARNING] == warns + LOG_RL_BURST);
+	mgr_flush_logs(&mgr, now_ms() + LOG_RL_WINDOW_MS);
+	CHECK(log_counts[LOG_WARNING] == warns + LOG_RL_BURST + 1);
+	mgr_done(&mgr);
+	config_free(c);
+	aff_write = write_file_at;
+}
+
 static void test_manager_reload(void)
 {
 	struct config *c1, *c2, *c3;
@@ -1145,8 +1178,39 @@ static void test_manager_reload(void)
 	CHECK(fake_writes == 3); /* 601 reset + 601 apply + 602 reset */
 	config_free(c1);
 
+	/*
+	 * The same rules again: the scan in progress, the events queued
+	 * and the match cache go on; starting the scan over at every
+	 * reload, a reload loop never let the first one end.
+	 */
+	c3 = load("rules = (\n"
+		  "{ name = \"change\"; comm = \"change\"; cpus = \"1\"; },\n"
+		  "{ name = \"keep\"; comm = \"keep\"; cpus = \"0\"; }\n"
+		  ");",
+		  err, sizeof(err));
+	c1 = load("rules = (\n"
+		  "{ name = \"keep\"; comm = \"keep\"; cpus = \"0\"; },\n"
+		  "{ name = \"change\"; comm = \"change\"; cpus = \"1\"; }\n"
+		  ");",
+		  err, sizeof(err));
+	CHECK(c3 && c1 && config_rules_equal(c2, c3));
+	/* In another order, other rules: the first that matches wins. */
+	CHECK(!config_rules_equal(c2, c1));
+	config_free(c1);
+	CHECK(mgr_scan_start(&mgr, SCAN_FULL) == 0);
+	CHECK(mgr_scan_step(&mgr, 0) == 0);
+	mgr_on_change(&mgr, 601);
+	size_t others = mgr.others.count;
+	fake_writes = 0;
+	CHECK(mgr_reload(&mgr, c3) == 1 && mgr.cfg == c3);
+	CHECK(mgr_scan_busy(&mgr) && mgr.scan_kind == SCAN_FULL);
+	CHECK(dirtyq_count(&mgr.dirty) == 1 && mgr.others.count == others);
+	CHECK(mgr_lookup(&mgr, 600)->rule == 1 && mgr.rule_count[0] == 1);
+	config_free(c2);
+	CHECK(mgr_scan_finish(&mgr) == 0 && mgr_flush(&mgr, UINT64_MAX));
+	CHECK(fake_writes == 0 && mgr.count == 2);
+
 	/* Shutdown with restore_on_exit. */
-	c3 = c2;
 	mgr_restore_all(&mgr);
 	CHECK_STR(soft_of(600, 600), "\n");
 	CHECK_STR(soft_of(601, 601), "\n");
@@ -1416,7 +1480,9 @@ static void count_tick(void *ud)
 
 static void test_manager_slices(void)
 {
-	struct config *c;
+	struct config *c, *c2;
+	uint64_t scans;
+	char err[512];
 	int steps = 0, r;
 
 	fake_fixture();
@@ -1497,10 +1563,27 @@ static void test_manager_slices(void)
 		CHECK(system(cmd) == 0);
 	}
 
-	/* A reload in the middle of a scan starts over. */
-	CHECK(mgr_scan_start(&mgr, SCAN_FULL) == 0);
+	/* A reload that changes a rule in the middle of a scan starts over. */
+	c2 = load("rules = ( { name = \"app\"; comm = \"app\"; "
+		  "cpus = \"1\"; } );",
+		  err, sizeof(err));
+	CHECK(c2 && mgr_scan_start(&mgr, SCAN_FULL) == 0);
 	CHECK(mgr_scan_step(&mgr, 0) == 0);
-	CHECK(mgr_reload(&mgr, c) == 0 && mgr_scan_busy(&mgr));
+	scans = mgr.cnt.scans;
+	CHECK(mgr_reload(&mgr, c2) == 0 && mgr_scan_busy(&mgr));
+	CHECK(mgr.cnt.scans == scans + 1);
+	config_free(c);
+	CHECK(mgr_scan_finish(&mgr) == 0 && mgr.count == 101);
+	/* One that keeps the rules lets it go on. */
+	c = load("rules = ( { name = \"app\"; comm = \"app\"; "
+		 "cpus = \"1\"; } );",
+		 err, sizeof(err));
+	CHECK(c && mgr_scan_start(&mgr, SCAN_FULL) == 0);
+	CHECK(mgr_scan_step(&mgr, 0) == 0);
+	scans = mgr.cnt.scans;
+	CHECK(mgr_reload(&mgr, c) == 1 && mgr_scan_busy(&mgr));
+	CHECK(mgr.cnt.scans == scans);
+	config_free(c2);
 	CHECK(mgr_scan_finish(&mgr) == 0 && mgr.count == 101);
 	mgr_done(&mgr);
 	config_free(c);
@@ -1953,18 +2036,46 @@ static void test_rules_lazy(void)
 static void test_ratelimit(void)
 {
 	struct log_ratelimit rl = {0};
-	unsigned long infos;
+	struct rule_log l = {0};
+	unsigned long infos, warns;
 	int ok = 0;
 
 	for (int i = 0; i < 100; i++)
-		ok += log_ratelimit(&rl, 5000, "x");
+		ok += log_ratelimit(&rl, 5000, LOG_INFO, "x");
 	CHECK(ok == LOG_RL_BURST && rl.suppressed == 100 - LOG_RL_BURST);
 	infos = log_counts[LOG_INFO];
-	log_ratelimit_flush(&rl, 5000 + LOG_RL_WINDOW_MS / 2, "x");
+	log_ratelimit_flush(&rl, 5000 + LOG_RL_WINDOW_MS / 2, LOG_INFO, "x");
 	CHECK(log_counts[LOG_INFO] == infos && rl.suppressed);
 	/* The window over: one line says how many were dropped. */
-	CHECK(log_ratelimit(&rl, 5000 + LOG_RL_WINDOW_MS, "x"));
+	CHECK(log_ratelimit(&rl, 5000 + LOG_RL_WINDOW_MS, LOG_INFO, "x"));
 	CHECK(log_counts[LOG_INFO] == infos + 1 && !rl.suppressed);
+
+	/*
+	 * A rule's warnings about single processes: each kind has a limit
+	 * of its own, apart from the info lines', so a flood of one kind
+	 * silences no other.  Past it, the debug log.
+	 */
+	ok = 0;
+	for (int i = 0; i < 30; i++)
+		ok += rule_log_warn(&l, "r", RULE_WARN_EMPTY, 5000) ==
+		      LOG_WARNING;
+	CHECK(ok == LOG_RL_BURST);
+	CHECK(rule_log_warn(&l, "r", RULE_WARN_EMPTY, 5000) == LOG_DEBUG);
+	CHECK(rule_log_warn(&l, "r", RULE_WARN_EPERM, 5000) == LOG_WARNING);
+	CHECK(rule_log_warn(&l, "r", RULE_WARN_CGROUP, 5000) == LOG_WARNING);
+	CHECK(rule_log_info(&l, "r", 5000) == LOG_INFO);
+	/* Then one warning says how many of the kind were suppressed. */
+	warns = log_counts[LOG_WARNING];
+	infos = log_counts[LOG_INFO];
+	rule_log_flush(&l, "r", 5000 + LOG_RL_WINDOW_MS - 1);
+	CHECK(log_counts[LOG_WARNING] == warns);
+	rule_log_flush(&l, "r", 5000 + LOG_RL_WINDOW_MS);
+	CHECK(log_counts[LOG_WARNING] == warns + 1 &&
+	      log_counts[LOG_INFO] == infos);
+	CHECK(!l.warn[RULE_WARN_EMPTY].suppressed);
+	CHECK(rule_log_warn(&l, "r", RULE_WARN_EMPTY,
+			    5000 + LOG_RL_WINDOW_MS) == LOG_WARNING);
+	CHECK(log_counts[LOG_WARNING] == warns + 1);
 }
 
 static void test_budget(void)
@@ -1998,6 +2109,109 @@ static void test_owned(void)
 	CHECK(owned_clear(&o) == -1 && !o.threads);
 }
 
+static void test_dirtyq(void)
+{
+	int want[] = {50, 30, 20, 10}, got[8], n = 0;
+	unsigned int why[8];
+	struct dirtyq q;
+	struct dirty d;
+
+	CHECK(dirtyq_init(&q) == 0);
+	/* First in, first out; marked again, a pid keeps its place. */
+	for (int pid = 50; pid > 0; pid -= 10)
+		CHECK(dirtyq_mark(&q, pid, 1, 0) == 0);
+	CHECK(dirtyq_mark(&q, 50, 2, 7) == 0 && dirtyq_mark(&q, 30, 4, 0) == 0);
+	CHECK(dirtyq_mark(&q, 50, 0, 0) == 0);
+	CHECK(dirtyq_count(&q) == 5);
+	/* An exit takes it out wherever it waits. */
+	dirtyq_remove(&q, 40);
+	dirtyq_remove(&q, 99);
+	CHECK(dirtyq_count(&q) == 4 && !dirtyq_find(&q, 40));
+	while (n < 8 && dirtyq_pop(&q, &d)) {
+		why[n] = d.why;
+		got[n++] = d.node.pid;
+		if (d.node.pid == 50)
+			CHECK(d.inherit == 7);
+	}
+	CHECK(n == 4 && !memcmp(got, want, sizeof(want)));
+	CHECK(why[0] == 3 && why[1] == 5 && why[2] == 1);
+	CHECK(!dirtyq_count(&q) && !q.head && !q.tail);
+
+	/* Out of the front and the back; the links stay whole. */
+	for (int pid = 1; pid <= 3; pid++)
+		dirtyq_mark(&q, pid, 1, 0);
+	dirtyq_remove(&q, 1);
+	dirtyq_remove(&q, 3);
+	dirtyq_mark(&q, 4, 1, 0);
+	CHECK(dirtyq_pop(&q, &d) && d.node.pid == 2);
+	CHECK(dirtyq_pop(&q, &d) && d.node.pid == 4);
+	CHECK(!dirtyq_pop(&q, &d) && !q.head && !q.tail);
+
+	/* A storm's worth, dropped at once (a reload), then reused. */
+	for (int pid = 1; pid <= 3000; pid++)
+		dirtyq_mark(&q, pid, 1, 0);
+	CHECK(q.table.nbuckets > 256);
+	dirtyq_clear(&q);
+	CHECK(!dirtyq_count(&q) && !q.head && q.table.nbuckets == 256);
+	dirtyq_mark(&q, 7, 1, 0);
+	CHECK(dirtyq_pop(&q, &d) && d.node.pid == 7 && !dirtyq_count(&q));
+	dirtyq_mark(&q, 8, 1, 0);
+	dirtyq_done(&q);
+}
+
+/*
+ * No starvation: a drain of k pids per turn (the budget) while marks
+ * keep coming faster, new pids at the back and pids that wait already.
+ * Every pid waiting at the start of a turn, among n, is drained within
+ * ceil(n / k) turns.  (The hash-bucket order this replaced met the
+ * storm's low buckets first every turn.)
+ */
+static void test_dirtyq_no_starvation(void)
+{
+	enum { PIDS = 512, K = 7, TURNS = 600 };
+	static int due[PIDS]; /* the last turn it may be drained in */
+	unsigned int seed = 1;
+	size_t longest = 0;
+	int late = 0, drained = 0;
+	struct dirtyq q;
+	struct dirty d;
+
+	CHECK(dirtyq_init(&q) == 0);
+	for (int p = 0; p < PIDS; p++)
+		due[p] = -1;
+	for (int p = 1; p < 100; p++)
+		dirtyq_mark(&q, p, 1, 0);
+	for (int t = 0; t < TURNS; t++) {
+		size_t n = dirtyq_count(&q);
+		int by = t + (int)((n + K - 1) / K) - 1;
+
+		if (n > longest)
+			longest = n;
+		for (struct dirty *e = q.head; e; e = e->next)
+			if (due[e->node.pid] < 0 || due[e->node.pid] > by)
+				due[e->node.pid] = by;
+		for (int i = 0; i < K && dirtyq_pop(&q, &d); i++) {
+			late += due[d.node.pid] < t;
+			due[d.node.pid] = -1;
+			drained++;
+		}
+		/* Three marks for every drain: the storm outpaces it. */
+		for (int i = 0; i < 3 * K; i++) {
+			int pid;
+
+			seed = seed * 1103515245u + 12345u;
+			pid = 1 + (int)((seed >> 16) % (PIDS - 1));
+			dirtyq_mark(&q, pid, 1, 0);
+		}
+	}
+	/* Still waiting past its turn counts as late too. */
+	for (int p = 0; p < PIDS; p++)
+		late += due[p] >= 0 && due[p] < TURNS - 1;
+	CHECK(late == 0);
+	CHECK(drained == K * TURNS && longest > 40 * K);
+	dirtyq_done(&q);
+}
+
 static void test_manager_dirty(void)
 {
 	struct config *c;
@@ -2019,7 +2233,7 @@ static void test_manager_dirty(void)
 	evals = mgr.cnt.evals;
 	for (int i = 0; i < 1000; i++)
 		mgr_on_change(&mgr, 920);
-	CHECK(mgr.dirty.count == 1);
+	CHECK(dirtyq_count(&mgr.dirty) == 1);
 	CHECK(mgr_flush(&mgr, UINT64_MAX));
 	CHECK(mgr.cnt.evals == evals + 1 && mgr_lookup(&mgr, 920));
 	/* Same process, same comm: the match cache answers. */
@@ -2038,12 +2252,28 @@ static void test_manager_dirty(void)
 	/* An exit drops a pending evaluation. */
 	mgr_on_change(&mgr, 920);
 	mgr_on_exit(&mgr, 920, 920);
-	CHECK(mgr.dirty.count == 0 && !mgr_lookup(&mgr, 920));
+	CHECK(dirtyq_count(&mgr.dirty) == 0 && !mgr_lookup(&mgr, 920));
 	/* A deadline already past: one pid per flush. */
 	mgr_on_change(&mgr, 900);
 	mgr_on_exec(&mgr, 920);
-	CHECK(!mgr_flush(&mgr, 0) && mgr.dirty.count == 1);
+	CHECK(!mgr_flush(&mgr, 0) && dirtyq_count(&mgr.dirty) == 1);
 	CHECK(mgr_flush(&mgr, 0));
+	/*
+	 * Oldest first: a pid drained and marked again (a rename loop)
+	 * goes to the back, behind those that waited before it.
+	 */
+	for (int p = 955; p >= 950; p--) {
+		mktask(p, p, "app", (unsigned)p, 0, "0-3", "\n");
+		mgr_on_exec(&mgr, p);
+	}
+	for (int i = 0; i < 6; i++) {
+		CHECK(mgr_flush(&mgr, 0) == false);
+		CHECK(mgr_lookup(&mgr, 955 - i));
+		CHECK(i == 5 || !mgr_lookup(&mgr, 954 - i));
+		mgr_on_change(&mgr, 955);
+	}
+	CHECK(dirtyq_count(&mgr.dirty) == 1 && mgr.dirty.head->node.pid == 955);
+	CHECK(mgr_flush(&mgr, UINT64_MAX));
 
 	/*
 	 * A child forked from a managed process that matches nothing has
@@ -3704,7 +3934,9 @@ int main(void)
 	RUN(test_affinity, "apply/skip/error classification, restore");
 	RUN(test_manager_scan, "scan, events, pid reuse, exit");
 	RUN(test_manager_errors, "EPERM/EINVAL/ESRCH warn-once policy");
-	RUN(test_manager_reload, "reload restores changed/removed rules");
+	RUN(test_manager_warn_limit, "per-process warnings: a limit per rule");
+	RUN(test_manager_reload,
+	    "reload restores changed/removed rules; same rules: go on");
 	RUN(test_manager_many, "2000 processes, table grows and shrinks");
 	RUN(test_aff_decide, "claims: adopt, new thread, ours; restore");
 	RUN(test_manager_hand, "hand-set masks: kept, listed, exec, re-adopt");
@@ -3716,10 +3948,13 @@ int main(void)
 	RUN(test_util, "helpers, atomic status write");
 	RUN(test_notify, "sd_notify protocol, watchdog period");
 	RUN(test_rules_lazy, "lazy attributes in rule order, regex budget");
-	RUN(test_ratelimit, "per-rule log rate limit");
+	RUN(test_ratelimit, "log rate limit; a rule's, per kind of warning");
 	RUN(test_owned, "thread ownership bookkeeping");
 	RUN(test_budget, "a share of each second for events and evaluations");
-	RUN(test_manager_dirty, "dirty set, match cache, inherited masks");
+	RUN(test_dirtyq, "dirty queue: first in first out, dedupe, removal");
+	RUN(test_dirtyq_no_starvation,
+	    "dirty queue: a storm starves no one (ceil(n/k) turns)");
+	RUN(test_manager_dirty, "dirty queue, match cache, inherited masks");
 	RUN(test_threads_main, "threads = main: other threads get no mask");
 	RUN(test_sysctl, "ratio actuator: saved original, sysctl -w pauses");
 	RUN(test_status_format, "status as a pure function, written on change");

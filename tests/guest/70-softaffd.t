@@ -4,8 +4,9 @@
 # threads), status, restart after kill -9, watchdog, reload (changed,
 # removed and broken rules), stop with restore_on_exit, the adaptive
 # ratio, a process storm, and the unit itself (verify, security);
-# capabilities (CapEff), ratio restore after kill -9, sysctl -w, a
-# comm-flip storm from an unprivileged user.
+# capabilities (CapEff) and what softaffd-generator's drop-in grants the
+# unit for an exe rule and a ratio mode, ratio restore after kill -9,
+# sysctl -w, a comm-flip storm from an unprivileged user.
 # Test processes are copies of sleep and of the softaffd_* helpers under
 # /tmp with names the rules match; configurations are written to
 # /etc/softaffd.conf (the guest is a snapshot) and the shipped one is put
@@ -51,10 +52,11 @@ pids=()
 cleanup() {
 	kill "${pids[@]}" 2>/dev/null
 	rm -rf /run/systemd/system/softaffd.service.d/50-test-*.conf
-	systemctl daemon-reload
 	cp "$W/installed.conf" "$CONF"
 	rm -rf "$DROPINS"
 	mv "$W/dropins" "$DROPINS"
+	# after the configuration: softaffd-generator reads it
+	systemctl daemon-reload
 	kill -CONT "$(mainpid)" 2>/dev/null
 	systemctl restart softaffd
 	rm -rf "$W" /tmp/softaff-demo0 /tmp/softaff-demo1 /tmp/softaff-demo0t /tmp/softaff-demo0y
@@ -164,18 +166,31 @@ mp=$(mainpid)
 echo "# $(grep ^Cap "/proc/$mp/status" | tr '\n\t' '  ')"
 is "$(capmask "$mp" CapEff)" $NICE "CapEff of softaffd: CAP_SYS_NICE alone (the shipped rules match no exe)"
 is "$(capmask "$mp" CapPrm)" $NICE "CapPrm too: CAP_NET_ADMIN and CAP_SYS_PTRACE are gone for good"
+# The unit grants only what the rules need (issue #26): nothing more for
+# the shipped ones, so softaffd-generator wrote no drop-in.
+GEN=/run/systemd/generator/softaffd.service.d/50-privileges.conf
+systemctl daemon-reload
+check "no generated drop-in for the shipped rules: the unit's defaults only" test ! -e "$GEN"
+bset=$(systemctl show -p CapabilityBoundingSet --value softaffd)
+check "the unit's bounding set has no CAP_SYS_PTRACE ($bset)" eval '[[ $bset != *ptrace* ]]'
 cat >"$CONF" <<EOF
 ratio = { mode = "off"; };
 rules = ( { name = "by-exe"; exe = "/tmp/softaff-demo1"; nodes = [ 0 ]; } );
 EOF
 jmark
 systemctl reload softaffd
-check "a reload adding an exe rule says CAP_SYS_PTRACE was dropped" \
-	wait_until 5 jhas "rule 'by-exe' matches on 'exe' and needs CAP_SYS_PTRACE, which softaffd dropped at start"
+check "a reload adding an exe rule says the unit does not grant CAP_SYS_PTRACE, and what to do" \
+	wait_until 5 jhas "rule 'by-exe' matches on 'exe' and needs CAP_SYS_PTRACE, which softaffd.service grants only when a rule needs it at \"systemctl daemon-reload\""
 check "... and keeps the old rules (same MainPID, still active)" eval '[[ $(mainpid) == $mp ]] && active && jhas "still running the old configuration"'
+systemctl daemon-reload
+check "daemon-reload: softaffd-generator's drop-in adds CAP_SYS_PTRACE for the exe rule" \
+	grep -qx 'CapabilityBoundingSet=CAP_SYS_PTRACE' "$GEN"
+jmark
 systemctl restart softaffd
 mp=$(mainpid)
 is "$(capmask "$mp" CapEff)" $NICE_PTRACE "after a restart with an exe rule: CapEff CAP_SYS_NICE + CAP_SYS_PTRACE"
+check "the start log says the exe rule keeps CAP_SYS_PTRACE, root-equivalent, and points to unit rules" \
+	jhas "rule 'by-exe' matches on exe, so softaffd keeps CAP_SYS_PTRACE, which makes a root process root-equivalent"
 spawn setpriv --reuid=65534 --regid=65534 --clear-groups /tmp/softaff-demo1 600
 check "the exe rule matches a process of another user (nobody)" wait_until 5 has_soft "$last" "$N0"
 kill "$last"
@@ -186,6 +201,7 @@ check "a world-writable configuration is refused on reload, naming it" \
 	wait_until 5 jhas "$CONF: writable by group or others \\(mode 0666\\); refusing it"
 chmod 644 "$CONF"
 cp "$W/shipped.conf" "$CONF"
+systemctl daemon-reload
 systemctl restart softaffd
 
 # ---- matching: a process started before the daemon ----------------------
@@ -394,6 +410,10 @@ interval_ms = 500;
 ratio = { mode = "fixed"; allowed = 50; preferred = 1; };
 rules = ( { name = "r-a"; comm = "softaff-demo0"; nodes = [ 0 ]; } );
 EOF
+# The sysctls are writable only for a ratio mode that writes them.
+systemctl daemon-reload
+check "daemon-reload: softaffd-generator's drop-in makes the ratio sysctls writable for mode fixed" \
+	grep -qx 'ReadWritePaths=-/proc/sys/kernel/sched_allowed -/proc/sys/kernel/sched_preferred' "$GEN"
 systemctl start softaffd
 check "fixed ratio 50:1 set" wait_until 5 eval '[[ $(ratio) == 50:1 ]]'
 is "$(cat /run/softaffd/ratio.orig 2>&1)" "100:1" "the ratio found at start is saved in /run/softaffd/ratio.orig"
@@ -432,6 +452,7 @@ ratio = { mode = "adaptive"; hardest = "100:1"; softest = "5:4";
 	saturated = 75; idle = 40; hold = 2; min_change_ms = 1000; };
 rules = ( { name = "hog"; comm = "softaff-demo0y"; nodes = [ 0 ]; } );
 EOF
+systemctl daemon-reload # the sysctls writable (softaffd-generator)
 systemctl start softaffd
 jmark
 r0=$(ratio)

@@ -94,6 +94,8 @@ cleanup() {
 	cp "$W/installed.conf" "$CONF"
 	rm -rf "$DROPINS"
 	mv "$W/dropins" "$DROPINS"
+	# softaffd-generator: the unit's privileges for the installed rules
+	systemctl daemon-reload
 	systemctl restart softaffd
 	rm -rf "$W" /tmp/sa71-fixed /tmp/sa71-strict /tmp/sa71-adapt /tmp/sa71-drop /tmp/sa71-hog
 }
@@ -249,6 +251,11 @@ rules = (
 	{ name = "svc"; unit = "sa71-*.service"; nodes = [ 1 ]; softness = "5:4"; }
 );
 EOF
+# The unit grants write access to the cgroup tree only where a rule needs
+# it: softaffd-generator's drop-in, written on daemon-reload.
+systemctl daemon-reload
+check "daemon-reload: softaffd-generator's drop-in makes the cgroup tree writable for the unit rule" \
+	grep -qx 'ReadWritePaths=-/sys/fs/cgroup' /run/systemd/generator/softaffd.service.d/50-privileges.conf
 # Without the cpuset controller first: a slice of its own, which no unit
 # with AllowedCPUs= shares.
 systemd-run -q --unit=sa71-plain --slice=sa71nocpuset.slice /bin/sleep 600
@@ -389,6 +396,7 @@ rules = (
 	{ name = "cghog"; unit = "sa71-hogs.service"; nodes = [ 0 ]; }
 );
 EOF
+systemctl daemon-reload # the cgroup tree writable (softaffd-generator)
 # As in part 4, hard-pinned to node 0, in a unit whose AllowedCPUs= (all
 # CPUs) enables the cpuset controller, so the rule acts on its cgroup.
 systemd-run -q --unit=sa71-hogs -p AllowedCPUs=0-$(($(nproc --all) - 1)) \

@@ -61,6 +61,7 @@ saved=$(mktemp)
 tar -cpf "$saved" --ignore-failed-read /usr/sbin/softaffd /usr/bin/softaff \
 	/usr/share/man/man8/softaffd.8 /usr/share/man/man5/softaffd.conf.5 \
 	/usr/share/man/man1/softaff.1 /usr/lib/systemd/system/softaffd.service \
+	/usr/lib/systemd/system-generators/softaffd-generator \
 	/etc/softaffd.conf /usr/share/bash-completion/completions/softaff \
 	/usr/share/softaffd /etc/softaffd.d /usr/libexec/softaffd \
 	/usr/share/man/man8/softaff-oci-hook.8 \
@@ -76,6 +77,7 @@ systemctl disable --now softaffd >/dev/null 2>&1
 rm -f /usr/sbin/softaffd /usr/bin/softaff /usr/share/man/man8/softaffd.8 \
 	/usr/share/man/man5/softaffd.conf.5 /usr/share/man/man1/softaff.1 \
 	/usr/lib/systemd/system/softaffd.service /etc/softaffd.conf \
+	/usr/lib/systemd/system-generators/softaffd-generator \
 	/usr/share/bash-completion/completions/softaff \
 	/etc/systemd/system/multi-user.target.wants/softaffd.service
 rm -rf /usr/share/softaffd /etc/softaffd.d /usr/libexec/softaffd
