@@ -595,20 +595,15 @@ static bool caps_allow(struct daemon *d, const struct config *ncfg)
 			rule = ncfg->rules[i].name;
 			break;
 		}
-	if (lost)
-		log_err("%s: rule '%s' matches on 'exe' and needs %s, which "
-			"softaffd dropped at start because no rule needed it "
-			"then; restart softaffd (systemctl restart softaffd) to "
-			"use it",
-			d->o->config, rule,
-			caps_names(lost, names, sizeof(names)));
-	else
-		log_err("%s: rule '%s' matches on 'exe' and needs %s, which "
-			"softaffd.service grants only when a rule needs it at "
-			"\"systemctl daemon-reload\" (softaffd-generator); run "
-			"that, then restart softaffd to use it",
-			d->o->config, rule,
-			caps_names(withheld, names, sizeof(names)));
+	log_err("%s: rule '%s' matches on 'exe' and needs %s, which %s",
+		d->o->config, rule,
+		caps_names(lost ? lost : withheld, names, sizeof(names)),
+		lost ? "softaffd dropped at start because no rule needed it "
+		       "then; restart softaffd (systemctl restart softaffd) to "
+		       "use it"
+		     : "softaffd.service grants only when a rule needs it at "
+		       "\"systemctl daemon-reload\" (softaffd-generator); run "
+		       "that, then restart softaffd to use it");
 	return false;
 }
 

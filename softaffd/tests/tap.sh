@@ -1,7 +1,7 @@
 # Sourced by the host test scripts (run-check.sh, softaff-check.sh,
-# oci-hook-check.sh): TAP lines numbered in order, and the steps each of
-# them runs alike.  The caller sets HERE and B, and prints "1..$n" at the
-# end, exiting non-zero if $failed.
+# oci-hook-check.sh, privileges-check.sh): TAP lines numbered in order,
+# and the steps each of them runs alike.  The caller sets HERE and B, and
+# prints "1..$n" at the end, exiting non-zero if $failed (tap_end).
 
 n=0
 failed=0
@@ -19,6 +19,15 @@ check() {
 }
 # result STATUS DESC: one TAP line for the status of what ran just before.
 result() { if [ "$1" = 0 ]; then ok "$2"; else not_ok "$2"; fi; }
+
+# tap_end LOG: the last lines of a script: one TAP line for sanitizer
+# reports in LOG (the stderr of its runs), the plan, and the exit status.
+tap_end() {
+	check "sanitizer-clean runs" sh -c "! grep -q 'Sanitizer\|runtime error' '$1'"
+	grep -i 'sanitizer\|runtime error' "$1" | head -20 | sed 's/^/# /'
+	echo "1..$n"
+	[ $failed = 0 ]
+}
 
 # tap_unit BINARY NAME LOG: a unit test binary (tests/test.h), its
 # "ok - ..." lines numbered here, the rest as comments, and one line for
