@@ -8,12 +8,12 @@
 # on it is its idle time.  TRIALS (40) trials each: at 100:1, at 5:4, and
 # without soft affinity.
 #
-#   100:1   3 runnable tasks against a CPU that just turned idle: the
-#           spill rule compares runnable averages, and that CPU still
-#           carries its hog's decaying average, so the rule alone would
-#           wait ~160 ms (five 32 ms half-lives) before it lets a worker
-#           go.  The balancer's escape ends the wait: soft refusals count
-#           towards it per CPU, newidle balancing included (patch 24).
+#   100:1   3 runnable tasks against a CPU that just turned idle: that
+#           CPU still carries its hog's decaying average, which a rule
+#           on averages alone would wait ~160 ms (five 32 ms half-lives)
+#           to see fade.  The placement rule counts a CPU with nothing
+#           to run as zero pressure, so it lets a worker go at the
+#           balancer's first look (there is no escape to wait for).
 #   5:4     the rule lets a worker go as soon as the balancer looks.
 #   none    control: the same workers without soft affinity, in the same
 #           boot, so that TCG's noise (a vCPU thread that the host does not
@@ -30,8 +30,8 @@
 # of workers without soft affinity.
 # Measured with the preference in effect, 40 trials (80 idle periods) each,
 # 2x2: none median 11.5 ms, p95 29.4 ms; 100:1 15.6 / 35.6 ms; 5:4 12.4 /
-# 31.4 ms.  Without patch 24: 100:1 14.6 / 36.2 ms, 5:4 15.0 / 35.5 ms: the
-# periodic balancer's own escape (nr_balance_failed) already bounds it.
+# 31.4 ms (with the escape of an earlier revision; with the one rule, see
+# the kernel cover letter: 100:1 15.9 / 44.8 ms, 5:4 19.4 / 43.5 ms).
 # 40 trials, not 15: the idle periods of one trial are correlated (a slow
 # trial is slow on both outside CPUs), and in ~200 trials without the
 # preference two took 160-280 ms, one of them on both CPUs, which alone set
