@@ -174,7 +174,7 @@ enum aff_result aff_restore_thread(int pfd, int tid,
 }
 
 /* /proc/PID/soft_affinity_ratio: "\n", "none\n" or "5:4\n". */
-int aff_read_ratio(int pfd, struct pref_ratio *ret)
+int aff_read_ratio(int pfd, struct ratio_req *ret)
 {
 	char buf[64];
 	ssize_t n;
@@ -182,16 +182,10 @@ int aff_read_ratio(int pfd, struct pref_ratio *ret)
 	n = read_file_at(pfd, "soft_affinity_ratio", buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
-	return pref_parse_ratio(buf, ret) < 0 ? -EBADMSG : 0;
+	return ratio_req_parse(buf, ret) < 0 ? -EBADMSG : 0;
 }
 
-static bool ratio_is(const struct pref_ratio *cur, const struct ratio *r)
-{
-	return cur->state == REQ_SET && cur->allowed == r->allowed &&
-	       cur->preferred == r->preferred;
-}
-
-enum aff_result aff_decide_ratio(const struct pref_ratio *cur,
+enum aff_result aff_decide_ratio(const struct ratio_req *cur,
 				 const struct ratio *ours,
 				 const struct ratio *want)
 {
@@ -200,12 +194,12 @@ enum aff_result aff_decide_ratio(const struct pref_ratio *cur,
 	if (!want) {
 		if (cur->state == REQ_INHERIT)
 			return AFF_UNCHANGED;
-		return set_before && ratio_is(cur, ours) ? AFF_WRITTEN
-							 : AFF_FOREIGN;
+		return set_before && ratio_req_is(cur, *ours) ? AFF_WRITTEN
+							      : AFF_FOREIGN;
 	}
-	if (ratio_is(cur, want))
+	if (ratio_req_is(cur, *want))
 		return AFF_UNCHANGED;
-	if (set_before && !ratio_is(cur, ours))
+	if (set_before && !ratio_req_is(cur, *ours))
 		return AFF_FOREIGN;
 	return AFF_WRITTEN;
 }
@@ -214,10 +208,11 @@ enum aff_result aff_apply_ratio(int pfd, const struct ratio *ours,
 				const struct ratio *want, bool dry_run,
 				int *ret_err)
 {
-	struct pref_ratio cur;
+	struct ratio_req cur, req = {REQ_INHERIT, {0, 0}};
 	enum aff_result res;
-	char buf[32];
-	int n, r;
+	char buf[RATIO_BUFSZ + 1];
+	size_t n;
+	int r;
 
 	*ret_err = 0;
 	r = aff_read_ratio(pfd, &cur);
@@ -229,11 +224,9 @@ enum aff_result aff_apply_ratio(int pfd, const struct ratio *ours,
 	if (res != AFF_WRITTEN || dry_run)
 		return res;
 	if (want)
-		n = snprintf(buf, sizeof(buf), "%u:%u\n", want->allowed,
-			     want->preferred);
-	else
-		n = snprintf(buf, sizeof(buf), "inherit\n");
-	r = aff_write(pfd, "soft_affinity_ratio", buf, (size_t)n);
+		req = (struct ratio_req){REQ_SET, *want};
+	n = ratio_req_line(&req, buf, sizeof(buf));
+	r = aff_write(pfd, "soft_affinity_ratio", buf, n);
 	*ret_err = r;
 	return r < 0 ? aff_classify(r) : AFF_WRITTEN;
 }

@@ -94,14 +94,14 @@ extern bool aff_missing_is_off;
  * The process's own ratio request, /proc/PID/soft_affinity_ratio: an
  * empty line (inherit), "none" or "A:P".  0 or -errno (-EBADMSG).
  */
-int aff_read_ratio(int pfd, struct pref_ratio *ret);
+int aff_read_ratio(int pfd, struct ratio_req *ret);
 /*
  * Pure: what to do with a process whose ratio request is cur when we
  * want want (NULL: restore) and last set ours ({0, 0}: never).  A
  * request other than ours, after we set one, is someone else's
  * (AFF_FOREIGN); a first write takes over whatever was there.
  */
-enum aff_result aff_decide_ratio(const struct pref_ratio *cur,
+enum aff_result aff_decide_ratio(const struct ratio_req *cur,
 				 const struct ratio *ours,
 				 const struct ratio *want);
 /*

@@ -67,11 +67,11 @@ int cgpref_write_mask(const char *sys, const char *cg,
 }
 
 int cgpref_write_ratio(const char *sys, const char *cg,
-		       const struct pref_ratio *ratio)
+		       const struct ratio_req *ratio)
 {
-	char buf[32];
+	char buf[RATIO_BUFSZ + 1];
 
-	pref_format_ratio(ratio, buf, sizeof(buf) - 1);
+	ratio_req_format(ratio, buf, sizeof(buf) - 1);
 	return write_cg_file(sys, cg, "cpuset.cpus.preferred.ratio", buf,
 			     (int)strlen(buf));
 }

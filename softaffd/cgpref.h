@@ -24,6 +24,6 @@ int cgpref_read(const char *sys, const char *cg, struct pref_req *ret);
 int cgpref_write_mask(const char *sys, const char *cg,
 		      const struct cpureq *mask);
 int cgpref_write_ratio(const char *sys, const char *cg,
-		       const struct pref_ratio *ratio);
+		       const struct ratio_req *ratio);
 
 #endif

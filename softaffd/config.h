@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "cpuset.h"
+#include "ratio.h"
 #include "topology.h"
 
 #define CONFIG_MAX_RULES	  256
@@ -19,10 +20,6 @@
 	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._:@-"
 /* ~25 ms worst case per 4 KiB command line at this size (glibc 2.36). */
 #define REGEX_MAX_COST		  512
-#define RATIO_MIN		  1 /* kernel range of sched_allowed/preferred */
-#define RATIO_MAX		  10000
-/* softness = "strict": the hardest ratio the kernel takes. */
-#define RATIO_STRICT_ALLOWED	  10000
 /* Drop-in files read after the main one, all files together. */
 #define CONFIG_MAX_DROPINS	  64
 
@@ -38,21 +35,6 @@ enum {
 enum threads_mode { THREADS_ALL, THREADS_MAIN };
 
 enum ratio_mode { RATIO_OFF, RATIO_FIXED, RATIO_ADAPTIVE };
-
-struct ratio {
-	unsigned int allowed, preferred;
-};
-
-/*
- * How soft a rule's preference is: ADAPTIVE (the controller moves the
- * rule's own ratio), STRICT (10000:1) or FIXED (ratio as written).
- */
-enum soft_kind { SOFT_ADAPTIVE, SOFT_STRICT, SOFT_FIXED };
-
-struct softness {
-	enum soft_kind kind;
-	struct ratio fixed; /* STRICT and FIXED */
-};
 
 struct rule {
 	char *name;

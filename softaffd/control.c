@@ -34,15 +34,6 @@ void ctl_params_from_config(const struct config *c, struct ctl_params *ret)
 	ret->min_change_ms = c->min_change_ms;
 }
 
-/* a:b compared with c:d, as fractions. */
-static int rcmp(struct ratio a, struct ratio b)
-{
-	unsigned long long l = (unsigned long long)a.allowed * b.preferred;
-	unsigned long long r = (unsigned long long)b.allowed * a.preferred;
-
-	return (l > r) - (l < r);
-}
-
 void ctl_init(struct ctl_state *s, const struct ctl_params *p)
 {
 	/*
@@ -59,10 +50,10 @@ void ctl_init(struct ctl_state *s, const struct ctl_params *p)
 
 	s->ladder[n++] = p->hardest;
 	for (unsigned int i = 0; i < sizeof(rungs) / sizeof(rungs[0]); i++)
-		if (rcmp(rungs[i], p->hardest) < 0 &&
-		    rcmp(rungs[i], p->softest) > 0 && n < CTL_MAX_RUNGS - 1)
+		if (ratio_cmp(rungs[i], p->hardest) < 0 &&
+		    ratio_cmp(rungs[i], p->softest) > 0 && n < CTL_MAX_RUNGS - 1)
 			s->ladder[n++] = rungs[i];
-	if (rcmp(p->softest, p->hardest) < 0)
+	if (ratio_cmp(p->softest, p->hardest) < 0)
 		s->ladder[n++] = p->softest;
 	s->nrungs = n;
 	s->rung = 0;

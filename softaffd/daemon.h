@@ -37,12 +37,18 @@ struct daemon_opts {
  * then timers, then a slice (SLICE_MS) each of connector events, of the
  * dirty queue and of a scan in progress; events and the dirty queue also
  * have a share of each second (CONN_BUDGET_MS, EVAL_BUDGET_MS).
+ *
+ *   daemon.c           the loop and its event sources, start and stop
+ *   daemon-reload.c    SIGHUP: topology, configuration, capabilities
+ *   daemon-softness.c  the control laws on the figures: per rule, and
+ *                      the global sysctl ratio
+ *   daemon-status.c    the status files and STATUS= from a snapshot
  */
 struct daemon {
 	const struct daemon_opts *o;
 	struct config *cfg;
 	struct topology *topo;
-	struct mgr mgr;
+	struct mgr *mgr;
 	struct sampler sampler;
 	struct ctl_params ctl_params;
 	struct ctl_state ctl;

@@ -70,7 +70,7 @@ static void print_cgroup(FILE *out, const char *sys, const char *cg)
 	}
 	cpureq_format(&q.cpus, true, buf, sizeof(buf));
 	fprintf(out, "its cgroup %s: CPUs %s ratio %s, ", cg, buf,
-		pref_format_ratio(&q.ratio, ratio, sizeof(ratio)));
+		ratio_req_format(&q.ratio, ratio, sizeof(ratio)));
 	if (cgroup_file_path(path, sizeof(path), sys, cg,
 			     "cpuset.cpus.preferred.effective") < 0 ||
 	    read_file(path, buf, sizeof(buf)) < 0 ||

@@ -2,48 +2,24 @@
 #ifndef SOFTAFF_MANAGER_H
 #define SOFTAFF_MANAGER_H
 
+/*
+ * The manager: which processes are managed under which rule, their
+ * masks and ratios, and the cgroups whose preference softaffd sets.
+ * Its state is its own (struct mgr, manager-internal.h): the daemon
+ * drives it through these functions.
+ */
+
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cgpref.h"
-#include "cgstat.h"
 #include "config.h"
 #include "container.h"
-#include "dirtyq.h"
-#include "log.h"
-#include "owned.h"
-#include "pidtable.h"
-#include "procfs.h"
+#include "cpuset.h"
+#include "procconn.h"
 #include "rulectl.h"
-#include "rulelog.h"
-#include "rules.h"
-#include "scanner.h"
-#include "topology.h"
 #include "util.h"
 
-/*
- * One process we manage, keyed by pid + start time (pids get reused).
- * comm is what it had when last evaluated: with the start time it is
- * the key of the match cache.
- */
-struct managed {
-	struct pidnode node;
-	uint64_t starttime;
-	char comm[64];
-	unsigned int rule; /* index into the current config */
-	unsigned int flags;
-	uint32_t seen; /* scan generation that last saw it */
-	struct ratio ratio_ours; /* soft_affinity_ratio we wrote, {0, 0} none */
-	struct owned own;
-	/* Each thread's accounting at the last sample, by tid. */
-	struct tsample *ts;
-	unsigned int nts;
-};
-
-struct tsample {
-	int tid;
-	struct task_sched v;
-};
+struct mgr;
 
 /* Where a rule's wait fraction comes from. */
 enum wait_source {
@@ -77,19 +53,9 @@ static inline struct rulectl_sample rule_sample(const struct rule_figures *f)
 				       .interval_ns = f->interval_ns};
 }
 
-enum {
-	M_IGNORED = 1 << 0, /* EPERM: no longer managed */
-	M_WARNED_EMPTY = 1 << 1,
-	M_WARNED_ERROR = 1 << 2,
-	M_LOGGED = 1 << 3,  /* first apply was logged at info */
-	M_ADOPTED = 1 << 4, /* first pass done: later masks are claimed */
-	M_HAND_LOGGED = 1 << 5,
-	M_CGROUP = 1 << 6,	   /* its rule acts on its cgroup, not on it */
-	M_RATIO_FOREIGN = 1 << 7,  /* someone else set its ratio: left alone */
-};
-
 /*
- * Per rule: the softness in force, and whether it acts on cgroups.  A
+ * A rule's softness: the ratio in force, whether it acts on cgroups,
+ * and what the control law (softness.c) made of its last figures.  A
  * rule that matches on cgroup and unit alone (threads = "all") is one
  * write to the cgroup's cpuset.cpus.preferred and .ratio: every task in
  * it, and every later one, follows without softaffd chasing threads.
@@ -97,65 +63,16 @@ enum {
 struct rule_state {
 	struct ratio ratio; /* in force now */
 	bool cg_mode;
-	bool cg_fallback_logged;
-	bool no_psi_logged; /* a cgroup of it had no cpu.pressure */
 	/*
 	 * Asleep: every cgroup of the rule has a PSI trigger, the rule is
 	 * at its hardest and its tasks did not wait: it is sampled only
-	 * for --status until a trigger fires (mgr_rule_wake).
+	 * for --status until a trigger fires (mgr_on_pressure).
 	 */
 	bool asleep;
 	bool sampled_now;	  /* mgr_sample took a sample of it this time */
-	struct rule_figures walk; /* the last walk of its threads */
-	uint64_t walked_ms;	  /* when, 0: never */
 	struct rulectl_state ctl; /* adaptive rules */
 	char why[160];		  /* why the softness is what it is */
 	struct rule_figures last; /* the last sample, for --status */
-	uint64_t sampled_ms;	  /* when, 0: never (the next is a baseline) */
-};
-
-/*
- * A cgroup whose preference softaffd set: what it had before (restored
- * on stop and when the rule goes), and what we wrote, so that a value
- * someone else writes later is left alone (foreign).
- */
-struct cg_entry {
-	char *path;
-	uint64_t id; /* cgstat_id(): a new one is a new cgroup at path */
-	unsigned int rule;
-	struct pref_req orig, ours;
-	bool written, foreign;
-	struct cgstat prev; /* at the last sample, if have_prev */
-	bool have_prev;
-	/* The cpu.pressure trigger of an adaptive rule, or -errno: none. */
-	int psi_fd;
-	bool psi_watched; /* in the daemon's epoll set */
-};
-
-/*
- * A process that matched no rule: not evaluated again while its start
- * time and comm stay the same and it does not exec.  inherit is 1 + the
- * rule of the managed parent it was forked from, whose mask it may
- * carry (0: none); such masks are reset on stop.
- */
-struct other {
-	struct pidnode node;
-	uint64_t starttime; /* 0: not read yet (a fork seen by event) */
-	char comm[64];
-	unsigned int inherit;
-	uint32_t seen;
-};
-
-/*
- * Why a pid is in the dirty queue (struct dirty's why, bits; its
- * inherit is as in struct other, for D_FORKED).
- */
-enum {
-	D_EVAL = 1 << 0,    /* comm or uid changed, or a new process */
-	D_EXEC = 1 << 1,    /* it exec'd: evaluate afresh, re-adopt */
-	D_FORKED = 1 << 2,  /* a child of a managed process: quiet logs */
-	D_THREADS = 1 << 3, /* a managed process has new threads */
-	D_UID = 1 << 4,	    /* its uid changed: the match cache misses */
 };
 
 /*
@@ -177,57 +94,18 @@ enum mgr_scan_kind { SCAN_FULL, SCAN_NEW, SCAN_NEW_ATTRS, SCAN_ATTRS,
 struct mgr_counters {
 	uint64_t scans, events, events_lost;
 	uint64_t written, unchanged, gone, eperm, einval, empty, rt, errors;
-	uint64_t restored, foreign, ratio_changes, hand;
+	uint64_t restored, foreign, hand;
 	uint64_t ratio_written, cg_written;
 	uint64_t evals, cached, regex_skipped;
 };
 
-/* The process being evaluated: what was read of it, through one fd. */
-struct snap {
-	int pid, pfd;
-	struct pstat st;
-	struct proc_attrs a;
-	char exe[PATH_MAX], cmdline[4096], cgroup[4096];
-};
-
-struct mgr {
-	struct roots roots;
-	const struct config *cfg;
-	const struct topology *topo;
-	bool dry_run;
-	struct pidtable procs;	/* struct managed */
-	struct pidtable others; /* struct other */
-	struct dirtyq dirty;	/* events not handled yet, oldest first */
-	size_t count;		/* == procs.count */
-	uint32_t gen;
-	uint64_t last_scan_ms;	  /* when the last scan ended */
-	unsigned int *rule_count; /* managed processes per rule */
-	bool *einval_warned;	  /* per rule */
-	struct rule_log *rule_log;     /* per rule: lines about processes */
-	struct rule_state *rs;	       /* per rule */
-	struct cg_entry *cgs;	       /* cgroups we set */
-	size_t ncgs;
-	bool have_proc_ratio; /* the kernel has /proc/PID/soft_affinity_ratio */
-	bool psi_trigger_logged; /* said once why there are no triggers */
-	bool proc_ratio_logged;
-	size_t nhand_procs; /* managed processes with hand-set threads */
-	/* Cgroups softaff-oci-hook marked: their processes are left alone. */
-	struct container_cache ctr;
-	uint64_t exec_fresh_ns; /* an exec re-reads marks read before this */
-	struct scanner scan; /* the scan in progress, a slice at a time */
-	enum mgr_scan_kind scan_kind;
-	struct snap *snap;
-	int *tids;
-	size_t tids_cap;
-	/* Called every few dozen items of any long batch (watchdog). */
-	void (*tick)(void *userdata);
-	void *tick_userdata;
-	struct mgr_counters cnt;
-};
-
-int mgr_init(struct mgr *m, const struct roots *roots, const struct config *cfg,
-	     const struct topology *topo, bool dry_run);
-void mgr_done(struct mgr *m);
+/* A manager for cfg, which must outlive it or the next reload; NULL: ENOMEM. */
+struct mgr *mgr_new(const struct roots *roots, const struct config *cfg,
+		    bool dry_run);
+void mgr_free(struct mgr *m);
+/* Called every few dozen items of any long batch (the watchdog's ping). */
+void mgr_set_tick(struct mgr *m, void (*tick)(void *userdata),
+		  void *userdata);
 
 /* Full walk of <proc> in one go: match, apply, forget what is gone. */
 int mgr_scan(struct mgr *m);
@@ -241,7 +119,11 @@ int mgr_scan_start(struct mgr *m, enum mgr_scan_kind kind);
 int mgr_scan_step(struct mgr *m, uint64_t deadline_ms);
 int mgr_scan_finish(struct mgr *m); /* step until done */
 bool mgr_scan_busy(const struct mgr *m);
+/* A scan of this kind is in progress. */
+bool mgr_scan_busy_with(const struct mgr *m, enum mgr_scan_kind kind);
 void mgr_scan_abort(struct mgr *m);
+/* When the last scan ended (now_ms()). */
+uint64_t mgr_last_scan_ms(const struct mgr *m);
 
 /*
  * Proc connector events only mark pids dirty (exit and forks of
@@ -250,14 +132,20 @@ void mgr_scan_abort(struct mgr *m);
  * got, in the order they were first marked (dirtyq.h), until
  * deadline_ms.  Returns true when the dirty queue is empty.
  */
+void mgr_on_event(struct mgr *m, const struct pc_event *e);
 void mgr_on_fork(struct mgr *m, int parent_tgid, int child_pid, int child_tgid);
 void mgr_on_exec(struct mgr *m, int pid);
 void mgr_on_change(struct mgr *m, int pid); /* comm */
 void mgr_on_uid(struct mgr *m, int pid);
 void mgr_on_exit(struct mgr *m, int pid, int tgid);
+/* The connector dropped events (its socket overflowed). */
+void mgr_on_events_lost(struct mgr *m);
 bool mgr_flush(struct mgr *m, uint64_t deadline_ms);
+/* Processes marked dirty and not evaluated yet. */
+size_t mgr_dirty_count(const struct mgr *m);
 /* Evaluate one process now (tests, and a comm or uid change). */
 void mgr_eval_pid(struct mgr *m, int pid);
+
 /*
  * Switch to a new config: processes whose rule is unchanged stay managed;
  * those whose rule changed or vanished are restored first, except threads
@@ -282,14 +170,11 @@ size_t mgr_readopt(struct mgr *m);
 void mgr_restore_all(struct mgr *m);
 /* Report rate-limited log lines whose window has ended. */
 void mgr_flush_logs(struct mgr *m, uint64_t now_ms);
-/* Node sets of rules with managed processes; returns how many. */
-unsigned int mgr_active_groups(const struct mgr *m, struct cpuset *ret,
-			       unsigned int max);
-struct managed *mgr_lookup(const struct mgr *m, int pid);
+
 /*
- * Gather: per rule, what its tasks did since the last call into
- * m->rs[].last.  A rule that acts on cgroups takes its run and wait
- * time from the cgroups' cpu.stat and cpu.pressure (two reads per
+ * Gather: per rule, what its tasks did since the last call into its
+ * rule_state's last.  A rule that acts on cgroups takes its run and
+ * wait time from the cgroups' cpu.stat and cpu.pressure (two reads per
  * cgroup), and walks its threads (task/TID/schedstat and stat, sched
  * for the soft counters) for locality only while it is softer than its
  * hardest and every MGR_SAMPLE_OTHERS_MS; without cpu.pressure it walks
@@ -302,31 +187,46 @@ struct managed *mgr_lookup(const struct mgr *m, int pid);
  * no privilege: turning schedstats on needs CAP_SYS_ADMIN).
  */
 void mgr_sample(struct mgr *m, uint64_t now_ms, bool exact);
+/* Rule r's softness, which the control law reads and decides on. */
+struct rule_state *mgr_rule_state(struct mgr *m, unsigned int r);
 /*
  * Put ratio in force for rule: its processes' soft_affinity_ratio, or
  * its cgroups' cpuset.cpus.preferred.ratio.  Returns how many writes.
  */
 unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,
 				struct ratio ratio);
-/*
- * A cpu.pressure trigger of rule fired: sample it every interval again,
- * from a baseline read now (its counters are stale after a sleep).
- */
-void mgr_rule_wake(struct mgr *m, unsigned int rule, uint64_t now_ms);
-/*
- * Forget m->cgs[k]: its cgroup was removed (its trigger reported
- * EPOLLERR, or its files are gone).  Closes the trigger, which takes it
- * out of the daemon's epoll set; the last entry moves to k.  A cgroup
- * made again at the same path becomes a new entry, with a trigger of its
- * own, when a process of it is next evaluated.
- */
-void mgr_cg_forget(struct mgr *m, size_t k);
 /* Every cgroup of rule has a working trigger (the daemon may let it sleep). */
 bool mgr_rule_triggers_armed(const struct mgr *m, unsigned int rule);
+/*
+ * New cgroups of adaptive rules come with a cpu.pressure trigger: watch
+ * calls the daemon's loop to watch one fd for EPOLLPRI (0 or -errno).
+ * Where there is none, or watch refuses it, those rules read the
+ * cgroup's counters every interval instead; said once.
+ */
+void mgr_watch_triggers(struct mgr *m, int (*watch)(void *userdata, int fd),
+			void *userdata);
+/*
+ * The trigger fd fired; gone: with EPOLLERR or EPOLLHUP, its cgroup was
+ * removed (the cgroup is forgotten, which closes fd).  False: fd is no
+ * trigger of ours.
+ */
+bool mgr_on_pressure(struct mgr *m, int fd, bool gone);
+
+/* Managed processes, and how many of them have hand-set threads. */
+size_t mgr_processes(const struct mgr *m);
+size_t mgr_hand_processes(const struct mgr *m);
+/* Managed processes of rule r. */
+unsigned int mgr_rule_processes(const struct mgr *m, unsigned int r);
+const struct mgr_counters *mgr_counters(const struct mgr *m);
+/* Node sets of rules with managed processes; returns how many. */
+unsigned int mgr_active_groups(const struct mgr *m, struct cpuset *ret,
+			       unsigned int max);
 /*
  * Every managed process as a triple (rule, pid, has hand-set threads),
  * sorted by rule then pid, for the status.  Count or -ENOMEM.
  */
 int mgr_status_pids(const struct mgr *m, int **ret);
+/* Containers a rule left alone: container_list_left().  Count or -errno. */
+int mgr_containers_left(const struct mgr *m, struct container_left **ret);
 
 #endif

@@ -331,7 +331,7 @@ static int file_missing(const struct hook *h, const char *file)
 static int save_file(const struct hook *h, const char *file, char *buf,
 		     size_t size)
 {
-	struct pref_ratio ratio;
+	struct ratio_req ratio;
 	struct cpureq cpus;
 	ssize_t n;
 	int r;
@@ -347,7 +347,7 @@ static int save_file(const struct hook *h, const char *file, char *buf,
 	else if (!strcmp(file, CPUS_FILE))
 		r = cpureq_parse_list(buf, &cpus);
 	else
-		r = pref_parse_ratio(buf, &ratio);
+		r = ratio_req_parse(buf, &ratio);
 	/* What cannot be read back could not be put back. */
 	if (r < 0)
 		return say(EX_FAIL,
@@ -492,12 +492,11 @@ static int write_pref(const struct hook *h, const struct oci_annotation *from,
 static int apply(const struct hook *h, const struct oci_state *st,
 		 const struct oci_request *req, const struct saved *s)
 {
-	char ratio[32], cpus[CPUSET_LIST_BUFSZ + 1];
+	char ratio[RATIO_BUFSZ + 1], cpus[CPUSET_LIST_BUFSZ + 1];
 	bool ratio_written = false;
 	int marked;
 
-	pref_format_ratio(&req->ratio, ratio, sizeof(ratio) - 1);
-	strcat(ratio, "\n");
+	ratio_req_line(&req->ratio, ratio, sizeof(ratio));
 	cpuset_format_list(&req->cpus, cpus, sizeof(cpus) - 1);
 	strcat(cpus, "\n");
 	marked = mark(h, st, s);

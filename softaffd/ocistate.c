@@ -357,22 +357,25 @@ static int decode_cpus(const struct oci_annotation *a, const struct topology *t,
  * needs softaffd to tune it: refused by name.
  */
 static int decode_softness(const struct oci_annotation *a,
-			   struct pref_ratio *ret, char *err, size_t size)
+			   struct ratio_req *ret, char *err, size_t size)
 {
-	if (!strcmp(a->value, "strict")) {
-		*ret = (struct pref_ratio){REQ_SET, RATIO_STRICT_ALLOWED, 1};
+	enum soft_kind kind;
+
+	if (softness_word(a->value, &kind)) {
+		if (kind == SOFT_ADAPTIVE)
+			return bad_value(err, size, a,
+					 "adaptive softness needs a softaffd "
+					 "rule; the hook takes "
+					 "ALLOWED:PREFERRED, strict, inherit "
+					 "or none");
+		*ret = (struct ratio_req){REQ_SET, RATIO_STRICT};
 		return 0;
 	}
-	if (!strcmp(a->value, "adaptive"))
-		return bad_value(err, size, a,
-				 "adaptive softness needs a softaffd rule; "
-				 "the hook takes ALLOWED:PREFERRED, strict, "
-				 "inherit or none");
-	if (pref_parse_ratio(a->value, ret) < 0)
+	if (ratio_req_parse(a->value, ret) < 0)
 		return bad_value(err, size, a,
 				 "want ALLOWED:PREFERRED (each %d..%d, e.g. "
 				 "20:1), strict, inherit or none",
-				 PREF_RATIO_MIN, PREF_RATIO_MAX);
+				 RATIO_MIN, RATIO_MAX);
 	return 0;
 }
 

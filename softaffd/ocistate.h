@@ -51,7 +51,7 @@ struct oci_request {
 	struct cpuset cpus;
 	const struct oci_annotation *cpus_from;
 	bool has_ratio;
-	struct pref_ratio ratio; /* or inherit, none */
+	struct ratio_req ratio; /* or inherit, none */
 	const struct oci_annotation *ratio_from;
 };
 

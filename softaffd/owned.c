@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "owned.h"
+#include "util.h"
 
 struct mthread *owned_find(const struct owned *o, int tid)
 {
@@ -91,13 +92,6 @@ void owned_keep_hand(struct owned *o)
 		if (o->threads[t].hand)
 			o->threads[k++] = o->threads[t];
 	o->nthreads = k;
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
 }
 
 int owned_prune(struct owned *o, const int *tids, size_t n)

@@ -8,73 +8,10 @@
 #include "procfs.h"
 #include "util.h"
 
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n';
-}
-
-/* Copy s without surrounding blanks into buf; false if it does not fit. */
-static bool trim_copy(const char *s, char *buf, size_t size)
-{
-	size_t n;
-
-	while (is_blank(*s))
-		s++;
-	n = strlen(s);
-	while (n && is_blank(s[n - 1]))
-		n--;
-	if (n >= size)
-		return false;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	return true;
-}
-
-static int parse_side(const char *s, unsigned int *ret)
-{
-	uint64_t v;
-
-	if (parse_u64(s, &v) < 0 || v < PREF_RATIO_MIN || v > PREF_RATIO_MAX)
-		return -EINVAL;
-	*ret = (unsigned int)v;
-	return 0;
-}
-
-int pref_parse_ratio(const char *s, struct pref_ratio *ret)
-{
-	struct pref_ratio r = {.state = req_state_of(s)};
-	char buf[32], *colon;
-
-	if (!trim_copy(s, buf, sizeof(buf)))
-		return -EINVAL;
-	if (!strcmp(buf, "default"))
-		r.state = REQ_INHERIT;
-	if (r.state != REQ_SET) {
-		*ret = r;
-		return 0;
-	}
-	colon = strchr(buf, ':');
-	if (!colon)
-		return -EINVAL;
-	*colon = '\0';
-	if (parse_side(buf, &r.allowed) < 0 ||
-	    parse_side(colon + 1, &r.preferred) < 0)
-		return -EINVAL;
-	*ret = r;
-	return 0;
-}
-
-bool pref_ratio_equal(const struct pref_ratio *a, const struct pref_ratio *b)
-{
-	return a->state == b->state &&
-	       (a->state != REQ_SET ||
-		(a->allowed == b->allowed && a->preferred == b->preferred));
-}
-
 bool pref_req_equal(const struct pref_req *a, const struct pref_req *b)
 {
 	return cpureq_equal(&a->cpus, &b->cpus) &&
-	       pref_ratio_equal(&a->ratio, &b->ratio);
+	       ratio_req_equal(&a->ratio, &b->ratio);
 }
 
 int pref_parse_req(const char *cpus, const char *ratio, struct pref_req *ret)
@@ -84,7 +21,7 @@ int pref_parse_req(const char *cpus, const char *ratio, struct pref_req *ret)
 
 	if (e < 0)
 		return e;
-	if (pref_parse_ratio(ratio, &r.ratio) < 0)
+	if (ratio_req_parse(ratio, &r.ratio) < 0)
 		return -EINVAL;
 	*ret = r;
 	return 0;
@@ -139,7 +76,7 @@ int pref_parse_status(const char *buf, struct pref_task *ret)
 	    cpuset_parse_list(line, &ret->cpus) < 0 ||
 	    copy_word(src, ret->source, sizeof(ret->source)) < 0 ||
 	    copy_line(ratio, line, sizeof(line)) < 0 ||
-	    pref_parse_ratio(line, &ret->ratio) < 0 ||
+	    ratio_req_parse(line, &ret->ratio) < 0 ||
 	    ret->ratio.state != REQ_SET ||
 	    copy_word(rsrc, ret->ratio_source, sizeof(ret->ratio_source)) < 0)
 		return -EINVAL;
@@ -217,14 +154,4 @@ int pref_cgroup_dir(const char *sys, const char *arg, char *ret_dir,
 	while (n > 1 && ret_name[n - 1] == '/')
 		ret_name[--n] = '\0';
 	return 0;
-}
-
-const char *pref_format_ratio(const struct pref_ratio *r, char *buf,
-			      size_t size)
-{
-	if (r->state != REQ_SET)
-		snprintf(buf, size, "%s", req_word(r->state));
-	else
-		snprintf(buf, size, "%u:%u", r->allowed, r->preferred);
-	return buf;
 }

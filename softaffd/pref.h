@@ -12,22 +12,13 @@
 #include <stddef.h>
 
 #include "cpuset.h"
+#include "ratio.h"
 #include "topology.h"
-
-/* The kernel's range for either side of a ratio (sched_allowed too). */
-#define PREF_RATIO_MIN 1
-#define PREF_RATIO_MAX 10000
-
-/* A level's ratio request: allowed:preferred when state is REQ_SET. */
-struct pref_ratio {
-	enum req_state state;
-	unsigned int allowed, preferred;
-};
 
 /* One level's own request, as its files read: mask and ratio. */
 struct pref_req {
 	struct cpureq cpus;
-	struct pref_ratio ratio;
+	struct ratio_req ratio;
 };
 
 /* What applies to a task, as its status shows it. */
@@ -36,18 +27,10 @@ struct pref_task {
 	char source[16];    /* Cpus_preferred_source: thread, process, */
 			    /* cgroup or none */
 	int tgid;	    /* Tgid: the thread group of the task */
-	struct pref_ratio ratio; /* Cpus_preferred_ratio, always REQ_SET */
+	struct ratio_req ratio; /* Cpus_preferred_ratio, always REQ_SET */
 	char ratio_source[16];	 /* thread, process, cgroup or default */
 };
 
-/*
- * A ratio request: "A:P" (decimal, each 1..10000), "inherit" or an
- * empty line, "none", blanks around it ignored, as the kernel takes
- * them; and "default", the word older kernels had for inherit, which
- * softaff(1) and the hook still take from their users.  0 or -EINVAL.
- */
-int pref_parse_ratio(const char *s, struct pref_ratio *ret);
-bool pref_ratio_equal(const struct pref_ratio *a, const struct pref_ratio *b);
 bool pref_req_equal(const struct pref_req *a, const struct pref_req *b);
 /*
  * A level's request from the texts of its two files (*_list or
@@ -82,9 +65,5 @@ int pref_nodes_cpus(const struct topology *t, const char *nodes,
  */
 int pref_cgroup_dir(const char *sys, const char *arg, char *ret_dir,
 		    size_t dir_size, char *ret_name, size_t name_size);
-
-/* "5:4", "inherit" or "none" into buf (at least 24 bytes). */
-const char *pref_format_ratio(const struct pref_ratio *r, char *buf,
-			      size_t size);
 
 #endif

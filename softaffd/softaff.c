@@ -17,40 +17,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "cpuset.h"
-#include "pref.h"
 #include "procfs.h"
+#include "softaff.h"
 #include "topology.h"
-#include "util.h"
 
 #ifndef SOFTAFFD_VERSION
 #define SOFTAFFD_VERSION "0.1"
 #endif
-
-/* Exit codes, as in softaff(1). */
-enum {
-	EX_OK = 0,
-	EX_FAIL = 1,	   /* a file could not be read or the kernel refused */
-	EX_USAGE = 2,	   /* bad option, mask, list, node or ratio */
-	EX_NOKERNEL = 3,   /* the kernel has no soft affinity */
-	EX_NOEXEC = 126,   /* COMMAND found but could not be run */
-	EX_NOTFOUND = 127, /* COMMAND not found */
-};
-
-struct opts {
-	struct roots roots;
-	bool pid_mode, all, list, reset;
-	const char *mask_arg, *node_arg, *ratio_arg, *cgroup_arg;
-	int pid;
-	char **cmd;
-	/* What to write, from the arguments (--reset: cpus inherit). */
-	bool have_cpus, have_ratio;
-	struct cpureq cpus;
-	struct pref_ratio ratio;
-};
 
 static void usage(FILE *f)
 {
@@ -87,15 +62,13 @@ static void usage(FILE *f)
 }
 
 /* "softaff: PATH: STRERROR (HINT)" on stderr. */
-static void file_error(const char *path, int err, const char *hint)
+void file_error(const char *path, int err, const char *hint)
 {
 	fprintf(stderr, "softaff: %s: %s%s%s%s\n", path, strerror(err),
 		hint ? " (" : "", hint ? hint : "", hint ? ")" : "");
 }
 
-static int usage_error(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
+int usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -124,7 +97,7 @@ static const char *write_hint(int err)
 	}
 }
 
-static void path_join(char *buf, size_t size, const char *dir,
+void path_join(char *buf, size_t size, const char *dir,
 		      const char *file)
 {
 	int n = snprintf(buf, size, "%s/%s", dir, file);
@@ -138,7 +111,7 @@ static void path_join(char *buf, size_t size, const char *dir,
  * Read a preference file (soft affinity files of a kernel without the
  * series do not exist: EX_NOKERNEL, said once by the caller).
  */
-static int read_pref_file(const char *dir, const char *file, char *buf,
+int read_pref_file(const char *dir, const char *file, char *buf,
 			  size_t size, char *ret_path, size_t path_size)
 {
 	ssize_t n;
@@ -148,20 +121,8 @@ static int read_pref_file(const char *dir, const char *file, char *buf,
 	return n < 0 ? (int)n : 0;
 }
 
-/* What applies to a task: dir is <proc>/PID or <proc>/PID/task/TID. */
-static int read_task(const char *dir, struct pref_task *ret, char *ret_path,
-		     size_t path_size)
-{
-	char buf[8192];
-	int r;
-
-	r = read_pref_file(dir, "status", buf, sizeof(buf), ret_path,
-			   path_size);
-	return r < 0 ? r : pref_parse_status(buf, ret);
-}
-
 /* A level's own request from its two files under dir: mask, ratio. */
-static int read_req(const char *dir, const char *cpus_file,
+int read_req(const char *dir, const char *cpus_file,
 		    const char *ratio_file, struct pref_req *ret,
 		    char *ret_path, size_t path_size)
 {
@@ -176,69 +137,6 @@ static int read_req(const char *dir, const char *cpus_file,
 	if (r < 0)
 		return r;
 	return pref_parse_req(cpus, ratio, ret) < 0 ? -EINVAL : 0;
-}
-
-static int read_task_req(const char *dir, struct pref_req *ret, char *ret_path,
-			 size_t path_size)
-{
-	return read_req(dir, "soft_affinity_list", "soft_affinity_ratio", ret,
-			ret_path, path_size);
-}
-
-static const char *format_cpus(const struct cpuset *s, bool list, char *buf,
-			       size_t size)
-{
-	struct cpureq r = {.state = REQ_SET, .cpus = *s};
-
-	cpureq_format(&r, list, buf, size);
-	return buf;
-}
-
-/* What applies to a task, and where it comes from (its status). */
-static void print_task(const char *who, int id, const char *when,
-		       const struct pref_task *t, bool list)
-{
-	char cpus[CPUSET_LIST_BUFSZ], ratio[32];
-
-	printf("%s %d's %s preferred %s: %s (%s)\n", who, id, when,
-	       list ? "list" : "mask",
-	       format_cpus(&t->cpus, list, cpus, sizeof(cpus)), t->source);
-	printf("%s %d's %s ratio: %s (%s)\n", who, id, when,
-	       pref_format_ratio(&t->ratio, ratio, sizeof(ratio)),
-	       t->ratio_source);
-}
-
-/* What one level (process or thread) asks for, as its files read. */
-static void print_req(int id, const char *when, const char *level,
-		      const struct pref_req *q, bool list)
-{
-	char cpus[CPUSET_LIST_BUFSZ], ratio[32];
-
-	cpureq_format(&q->cpus, list, cpus, sizeof(cpus));
-	printf("pid %d's %s %s request: %s %s, ratio %s\n", id, when, level,
-	       list ? "list" : "mask", cpus,
-	       pref_format_ratio(&q->ratio, ratio, sizeof(ratio)));
-}
-
-/* Report a failed read of a task's files; the exit code for it. */
-static int read_failed(const char *path, int err, int pid)
-{
-	char hint[64];
-
-	if (err == -ENOTSUP) {
-		fprintf(stderr,
-			"softaff: %s: no soft affinity fields: this kernel "
-			"does not have the soft affinity series (ABI v4)\n",
-			path);
-		return EX_NOKERNEL;
-	}
-	if (err == -EINVAL) {
-		fprintf(stderr, "softaff: %s: cannot parse it\n", path);
-		return EX_FAIL;
-	}
-	snprintf(hint, sizeof(hint), "no process or thread %d", pid);
-	file_error(path, -err, err == -ENOENT || err == -ESRCH ? hint : NULL);
-	return EX_FAIL;
 }
 
 static int write_pref(const char *dir, const char *file, const char *value)
@@ -265,7 +163,7 @@ static int write_pref(const char *dir, const char *file, const char *value)
  * for ("inherit" for --reset).  A refused mask stops before the ratio,
  * so that nothing is half done by a bad call.
  */
-static int write_values(const struct opts *o, const char *dir,
+int write_values(const struct opts *o, const char *dir,
 			const char *mask_file, const char *ratio_file)
 {
 	char buf[CPUSET_LIST_BUFSZ + 1];
@@ -279,99 +177,11 @@ static int write_values(const struct opts *o, const char *dir,
 			return r;
 	}
 	if (o->have_ratio) {
-		pref_format_ratio(&o->ratio, buf, sizeof(buf) - 1);
+		ratio_req_format(&o->ratio, buf, sizeof(buf) - 1);
 		strcat(buf, "\n");
 		return write_pref(dir, ratio_file, buf);
 	}
 	return EX_OK;
-}
-
-/* A task directory: <proc>/PID, its task/TID or <proc>/self. */
-static int set_task(const struct opts *o, const char *dir)
-{
-	return write_values(o, dir, "soft_affinity_list",
-			    "soft_affinity_ratio");
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The sorted thread ids of process tgid into *ret (malloc'd); count. */
-static int list_threads(const struct opts *o, int tgid, int **ret)
-{
-	size_t cap = 0;
-	int pfd, n;
-
-	*ret = NULL;
-	pfd = procfs_open_pid(o->roots.proc, tgid);
-	if (pfd < 0)
-		return pfd;
-	n = procfs_read_tids(pfd, ret, &cap);
-	close(pfd);
-	if (n > 0)
-		qsort(*ret, (size_t)n, sizeof(**ret), cmp_int);
-	return n;
-}
-
-/*
- * What applies to the task at dir (id), and what its own level asks
- * for.  A thread that exited meanwhile is no error when may_vanish.
- */
-static int show_task(const struct opts *o, const char *dir, int id,
-		     const char *level, const char *when, bool may_vanish)
-{
-	char path[PATH_MAX];
-	struct pref_task t;
-	struct pref_req q;
-	int r;
-
-	r = read_task(dir, &t, path, sizeof(path));
-	if (r == 0)
-		r = read_task_req(dir, &q, path, sizeof(path));
-	if (may_vanish && (r == -ENOENT || r == -ESRCH))
-		return EX_OK;
-	if (r < 0)
-		return read_failed(path, r, id);
-	print_task("pid", id, when, &t, o->list);
-	print_req(id, when, level, &q, o->list);
-	return EX_OK;
-}
-
-/*
- * Show (when) the one task at dir, or with -a the process's request
- * and every thread of tgid.
- */
-static int show_tasks(const struct opts *o, int tgid, const char *dir,
-		      int id, const char *when)
-{
-	char path[PATH_MAX], tdir[PATH_MAX];
-	struct pref_req q;
-	int *tids, n, r;
-
-	if (!o->all)
-		return show_task(o, dir, id, id == tgid ? "process" : "thread",
-				 when, false);
-	r = read_task_req(dir, &q, path, sizeof(path));
-	if (r < 0)
-		return read_failed(path, r, tgid);
-	print_req(tgid, when, "process", &q, o->list);
-	n = list_threads(o, tgid, &tids);
-	if (n < 0) {
-		snprintf(path, sizeof(path), "%s/%d/task", o->roots.proc, tgid);
-		return read_failed(path, n, tgid);
-	}
-	r = EX_OK;
-	for (int i = 0; i < n && r == EX_OK; i++) {
-		snprintf(tdir, sizeof(tdir), "%s/%d/task/%d", o->roots.proc,
-			 tgid, tids[i]);
-		r = show_task(o, tdir, tids[i], "thread", when, true);
-	}
-	free(tids);
-	return r;
 }
 
 /*
@@ -379,172 +189,12 @@ static int show_tasks(const struct opts *o, int tgid, const char *dir,
  * (the process exited meanwhile): the message says so, and the exit
  * status stays 0, because what was asked for was done.
  */
-static int readback(int r)
+int readback(int r)
 {
 	if (r != EX_OK)
 		fprintf(stderr, "softaff: the new value was written, but "
 				"reading it back failed (above)\n");
 	return EX_OK;
-}
-
-/*
- * -p: a process is written at the process level (all its threads,
- * later ones too); a PID that is another thread's id only that thread,
- * as taskset -p sets one thread.
- */
-static int run_pid(const struct opts *o)
-{
-	char dir[PATH_MAX], path[PATH_MAX];
-	bool set = o->have_cpus || o->have_ratio;
-	struct pref_task t;
-	int tgid, r;
-
-	snprintf(dir, sizeof(dir), "%s/%d", o->roots.proc, o->pid);
-	r = read_task(dir, &t, path, sizeof(path));
-	if (r < 0)
-		return read_failed(path, r, o->pid);
-	tgid = t.tgid;
-	if (o->all)
-		snprintf(dir, sizeof(dir), "%s/%d", o->roots.proc, tgid);
-	else if (tgid != o->pid)
-		snprintf(dir, sizeof(dir), "%s/%d/task/%d", o->roots.proc,
-			 tgid, o->pid);
-	r = show_tasks(o, tgid, dir, o->pid, "current");
-	if (r != EX_OK || !set)
-		return r;
-	r = set_task(o, dir);
-	if (r != EX_OK)
-		return r;
-	return readback(show_tasks(o, tgid, dir, o->pid, "new"));
-}
-
-/* COMMAND: set our own preference (process level), then become it. */
-static int run_command(const struct opts *o)
-{
-	char dir[PATH_MAX];
-	int r;
-
-	snprintf(dir, sizeof(dir), "%s/self", o->roots.proc);
-	r = set_task(o, dir);
-	if (r != EX_OK)
-		return r;
-	execvp(o->cmd[0], o->cmd);
-	r = errno;
-	fprintf(stderr, "softaff: failed to execute %s: %s\n", o->cmd[0],
-		strerror(r));
-	return r == ENOENT ? EX_NOTFOUND : EX_NOEXEC;
-}
-
-/* 0 if path is a directory, else -errno (-ENOTDIR for a file). */
-static int check_dir(const char *path)
-{
-	struct stat st;
-
-	if (stat(path, &st) < 0)
-		return -errno;
-	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-}
-
-/* Why a cgroup has no cpuset.cpus.preferred; the exit code. */
-static int cgroup_missing(const char *dir, const char *name)
-{
-	char path[PATH_MAX];
-
-	if (!strcmp(name, "/")) {
-		fprintf(stderr,
-			"softaff: the root cgroup has no preference files; "
-			"name a cgroup below it\n");
-		return EX_FAIL;
-	}
-	path_join(path, sizeof(path), dir, "cpuset.cpus");
-	if (access(path, F_OK) == 0) {
-		fprintf(stderr,
-			"softaff: %s/cpuset.cpus.preferred is missing: this "
-			"kernel does not have the soft affinity series\n",
-			dir);
-		return EX_NOKERNEL;
-	}
-	fprintf(stderr,
-		"softaff: %s: no cpuset files: the cpuset controller is not "
-		"enabled for cgroup %s (echo +cpuset > its parent's "
-		"cgroup.subtree_control)\n",
-		dir, name);
-	return EX_FAIL;
-}
-
-/*
- * A cgroup's own request, and what its tasks without one of their own
- * get (cpuset.cpus.preferred.effective: the nearest request that does
- * not inherit, within cpuset.cpus.effective).
- */
-static int show_cgroup(const char *dir, const char *name, const char *when,
-		       bool list)
-{
-	char path[PATH_MAX], buf[CPUSET_LIST_BUFSZ], cpus[CPUSET_LIST_BUFSZ];
-	struct cpureq eff;
-	struct pref_req q;
-	int r;
-
-	r = read_req(dir, "cpuset.cpus.preferred",
-		     "cpuset.cpus.preferred.ratio", &q, path, sizeof(path));
-	if (r == 0) {
-		r = read_pref_file(dir, "cpuset.cpus.preferred.effective", buf,
-				   sizeof(buf), path, sizeof(path));
-		if (r == 0 && cpureq_parse_list(buf, &eff) < 0)
-			r = -EINVAL;
-	}
-	if (r == -EINVAL) {
-		fprintf(stderr, "softaff: %s: cannot parse it\n", path);
-		return EX_FAIL;
-	}
-	if (r < 0) {
-		file_error(path, -r, NULL);
-		return EX_FAIL;
-	}
-	cpureq_format(&q.cpus, list, cpus, sizeof(cpus));
-	printf("cgroup %s's %s preferred %s: %s%s\n", name, when,
-	       list ? "list" : "mask", cpus,
-	       q.cpus.state == REQ_INHERIT ? " (the nearest ancestor's applies)"
-					   : "");
-	printf("cgroup %s's %s ratio: %s\n", name, when,
-	       pref_format_ratio(&q.ratio, buf, sizeof(buf)));
-	/* An empty line: no level has a mask for its tasks. */
-	if (eff.state == REQ_INHERIT)
-		eff.state = REQ_NONE;
-	cpureq_format(&eff, list, cpus, sizeof(cpus));
-	printf("cgroup %s's %s effective %s: %s\n", name, when,
-	       list ? "list" : "mask", cpus);
-	return EX_OK;
-}
-
-static int run_cgroup(const struct opts *o)
-{
-	char dir[PATH_MAX], name[PATH_MAX], path[PATH_MAX];
-	int r;
-
-	/* Room left in dir for the longest file name below. */
-	r = pref_cgroup_dir(o->roots.sys, o->cgroup_arg, dir, sizeof(dir) - 64,
-			    name, sizeof(name));
-	if (r < 0)
-		return usage_error("bad cgroup path '%s' (no '..'; relative "
-				   "to the cgroup v2 mount)",
-				   o->cgroup_arg);
-	r = check_dir(dir);
-	if (r < 0) {
-		file_error(dir, -r, "no such cgroup");
-		return EX_FAIL;
-	}
-	path_join(path, sizeof(path), dir, "cpuset.cpus.preferred");
-	if (access(path, F_OK) < 0)
-		return cgroup_missing(dir, name);
-	r = show_cgroup(dir, name, "current", o->list);
-	if (r != EX_OK || !(o->have_cpus || o->have_ratio))
-		return r;
-	r = write_values(o, dir, "cpuset.cpus.preferred",
-			 "cpuset.cpus.preferred.ratio");
-	if (r != EX_OK)
-		return r;
-	return readback(show_cgroup(dir, name, "new", o->list));
 }
 
 /*
@@ -768,7 +418,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (o->ratio_arg) {
 		if (!*o->ratio_arg ||
-		    pref_parse_ratio(o->ratio_arg, &o->ratio) < 0)
+		    ratio_req_parse(o->ratio_arg, &o->ratio) < 0)
 			return usage_error("bad ratio '%s': want "
 					   "ALLOWED:PREFERRED, each 1..10000, "
 					   "inherit or none",

@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The status: the text of /run/softaffd/status and the one line of
+ * STATUS= for systemd (the JSON is status-json.c), both pure functions
+ * of a snapshot the daemon gathers; written only when they change, and
+ * shown by softaffd --status.
+ */
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -10,25 +16,33 @@
 
 #include "status.h"
 
-/*
- * Why spills and returns cannot be shown: the kernel counts them (and
- * soft_outside_runtime) only with schedstats on, and only CAP_SYS_ADMIN
- * may turn that on, which the daemon never has.  Reading them needs
- * nothing (/proc/PID/sched is world-readable, with no ptrace check).
- */
-#define NEEDS_SCHEDSTATS "needs kernel.sched_schedstats=1"
+double status_per_min(const struct rule_figures *f, uint64_t n)
+{
+	return (double)n * (60e9 / (double)f->locality_ns);
+}
 
-static const char *wait_source_name(const struct rule_figures *f)
+const char *status_wait_source(const struct rule_figures *f)
 {
 	return f->source == WAIT_CGROUP ? "cpu.pressure" : "schedstat";
 }
 
-/* The wait fraction as the control law sees it, in percent. */
-static double wait_pct(const struct rule_figures *f)
+double status_wait_pct(const struct rule_figures *f)
 {
 	struct rulectl_sample in = rule_sample(f);
 
 	return 100.0 * rulectl_wait(&in);
+}
+
+double status_outside_pct(const struct rule_figures *f)
+{
+	return f->runtime_ns
+		       ? 100.0 * (double)f->outside_ns / (double)f->runtime_ns
+		       : 0;
+}
+
+bool status_has_figures(const struct rule_figures *f)
+{
+	return f->valid && f->interval_ns && f->threads;
 }
 
 /* " P1 P2 ..." of rule r's processes (only hand-managed ones if hand). */
@@ -50,9 +64,6 @@ static void format_pids(const struct status_snapshot *s, struct sbuf *b,
 	sbuf_printf(b, "\n");
 }
 
-/* What status says of a container's process that a rule would match. */
-#define CONTAINER_SAYS "set by the container's annotations"
-
 static unsigned int count_hand(const struct status_snapshot *s, unsigned int r)
 {
 	unsigned int n = 0;
@@ -66,13 +77,14 @@ void status_format(const struct status_snapshot *s, struct sbuf *b)
 {
 	const struct mgr_counters *c = s->cnt;
 	const struct config *cfg = s->cfg;
-	char cpus[CPUSET_LIST_BUFSZ];
+	char cpus[CPUSET_LIST_BUFSZ], ratio[RATIO_BUFSZ];
 
 	sbuf_printf(b, "pid %d\nconfig %s\nmode %s%s\n", s->pid, cfg->path,
 		    ratio_mode_name(cfg->mode), s->dry_run ? " (dry-run)" : "");
 	if (s->have_ratio)
-		sbuf_printf(b, "ratio %u:%u%s%s\n", s->ratio.allowed,
-			    s->ratio.preferred, s->ratio_note ? " " : "",
+		sbuf_printf(b, "ratio %s%s%s\n",
+			    ratio_format(s->ratio, ratio, sizeof(ratio)),
+			    s->ratio_note ? " " : "",
 			    s->ratio_note ? s->ratio_note : "");
 	else
 		sbuf_printf(b, "ratio unavailable\n");
@@ -87,8 +99,8 @@ void status_format(const struct status_snapshot *s, struct sbuf *b)
 	for (unsigned int r = 0; r < cfg->nrules; r++) {
 		cpuset_format_list(&cfg->rules[r].cpus, cpus, sizeof(cpus));
 		sbuf_printf(b, "rule %s cpus %s processes %u pids",
-			    cfg->rules[r].name, cpus, s->rule_count[r]);
-		format_pids(s, b, r, false, s->rule_count[r]);
+			    cfg->rules[r].name, cpus, s->rules[r].processes);
+		format_pids(s, b, r, false, s->rules[r].processes);
 	}
 	/*
 	 * Per rule, whether its softness works: the ratio in force and why,
@@ -97,38 +109,31 @@ void status_format(const struct status_snapshot *s, struct sbuf *b)
 	 * preferred CPUs, and spills and returns per minute.  Own lines,
 	 * so "rule NAME ... pids" parsers see nothing new.
 	 */
-	for (unsigned int r = 0; s->rs && r < cfg->nrules; r++) {
-		const struct rule_state *rs = &s->rs[r];
-		const struct rule_figures *f = &rs->last;
-		const char *kind = cfg->rules[r].softness.kind == SOFT_ADAPTIVE
-					   ? "adaptive"
-				   : cfg->rules[r].softness.kind == SOFT_STRICT
-					   ? "strict"
-					   : "fixed";
+	for (unsigned int r = 0; r < cfg->nrules; r++) {
+		const struct rule_state *rs = s->rules[r].state;
+		const struct rule_figures *f;
 
-		sbuf_printf(b, "softness %s %u:%u %s via %s", cfg->rules[r].name,
-			    rs->ratio.allowed, rs->ratio.preferred, kind,
+		if (!rs)
+			continue;
+		f = &rs->last;
+		sbuf_printf(b, "softness %s %s %s via %s", cfg->rules[r].name,
+			    ratio_format(rs->ratio, ratio, sizeof(ratio)),
+			    softness_name(cfg->rules[r].softness.kind),
 			    rs->cg_mode ? "cgroup" : "process");
-		if (f->valid && f->interval_ns && f->threads) {
+		if (status_has_figures(f)) {
 			sbuf_printf(b, " threads %u wait %.1f%% (%s) outside %s%.1f%%",
-				    f->threads, wait_pct(f), wait_source_name(f),
-				    f->exact ? "" : "~",
-				    f->runtime_ns
-					    ? 100.0 * (double)f->outside_ns /
-						      (double)f->runtime_ns
-					    : 0);
-			if (f->exact && f->locality_ns) {
-				double per_min = 60e9 / (double)f->locality_ns;
-
+				    f->threads, status_wait_pct(f),
+				    status_wait_source(f), f->exact ? "" : "~",
+				    status_outside_pct(f));
+			if (f->exact && f->locality_ns)
 				sbuf_printf(b, " spills/min %.0f returns/min %.0f",
-					    (double)f->spills * per_min,
-					    (double)f->returns * per_min);
-			} else if (f->exact) {
+					    status_per_min(f, f->spills),
+					    status_per_min(f, f->returns));
+			else if (f->exact)
 				sbuf_printf(b, " spills/min - returns/min -");
-			} else {
+			else
 				sbuf_printf(b, " spills/min n/a returns/min n/a "
-					       "(" NEEDS_SCHEDSTATS ")");
-			}
+					       "(" STATUS_NEEDS_SCHEDSTATS ")");
 		} else {
 			sbuf_printf(b, " threads - wait - outside - "
 				       "spills/min - returns/min -");
@@ -151,7 +156,7 @@ void status_format(const struct status_snapshot *s, struct sbuf *b)
 
 		if (k->rule < cfg->nrules)
 			sbuf_printf(b, "container rule %s id %s cgroup %s: "
-				       CONTAINER_SAYS "\n",
+				       STATUS_CONTAINER_SAYS "\n",
 				    cfg->rules[k->rule].name, k->id,
 				    procfs_escape(k->cgroup, cg, sizeof(cg)));
 	}
@@ -170,138 +175,22 @@ void status_format(const struct status_snapshot *s, struct sbuf *b)
 		    (unsigned long long)c->rt, (unsigned long long)c->errors,
 		    (unsigned long long)c->restored,
 		    (unsigned long long)c->foreign,
-		    (unsigned long long)c->ratio_changes,
+		    (unsigned long long)s->ratio_changes,
 		    (unsigned long long)c->hand, (unsigned long long)c->evals,
 		    (unsigned long long)c->cached,
 		    (unsigned long long)c->regex_skipped);
 }
 
-static void json_str(struct sbuf *b, const char *v)
-{
-	sbuf_printf(b, "\"");
-	for (; *v; v++) {
-		unsigned char c = (unsigned char)*v;
-
-		if (c == '"' || c == '\\')
-			sbuf_printf(b, "\\%c", c);
-		else if (c < 0x20)
-			sbuf_printf(b, "\\u%04x", c);
-		else
-			sbuf_printf(b, "%c", c);
-	}
-	sbuf_printf(b, "\"");
-}
-
-static const char *softness_kind(const struct rule *r)
-{
-	return r->softness.kind == SOFT_ADAPTIVE ? "adaptive"
-	       : r->softness.kind == SOFT_STRICT ? "strict"
-						 : "fixed";
-}
-
-void status_format_json(const struct status_snapshot *s, struct sbuf *b)
-{
-	const struct config *cfg = s->cfg;
-	char cpus[CPUSET_LIST_BUFSZ];
-
-	sbuf_printf(b, "{\"pid\":%d,\"config\":", s->pid);
-	json_str(b, cfg->path);
-	sbuf_printf(b, ",\"dry_run\":%s,\"processes\":%zu,\"rules\":[",
-		    s->dry_run ? "true" : "false", s->processes);
-	for (unsigned int r = 0; r < cfg->nrules; r++) {
-		const struct rule *ru = &cfg->rules[r];
-		unsigned int n = 0;
-
-		cpuset_format_list(&ru->cpus, cpus, sizeof(cpus));
-		sbuf_printf(b, "%s{\"name\":", r ? "," : "");
-		json_str(b, ru->name);
-		sbuf_printf(b, ",\"cpus\":\"%s\",\"processes\":%u,\"pids\":[",
-			    cpus, s->rule_count[r]);
-		for (unsigned int i = 0; i < s->npids; i++) {
-			const int *p = &s->pids[i * 3];
-
-			if ((unsigned int)p[0] == r && n++ < STATUS_MAX_PIDS)
-				sbuf_printf(b, "%s%d", n > 1 ? "," : "", p[1]);
-		}
-		sbuf_printf(b, "],\"softness\":\"%s\"", softness_kind(ru));
-		if (s->rs) {
-			const struct rule_state *rs = &s->rs[r];
-			const struct rule_figures *f = &rs->last;
-
-			sbuf_printf(b, ",\"ratio\":\"%u:%u\",\"via\":\"%s\",\"why\":",
-				    rs->ratio.allowed, rs->ratio.preferred,
-				    rs->cg_mode ? "cgroup" : "process");
-			json_str(b, rs->why[0] ? rs->why : "not sampled yet");
-			if (f->valid && f->interval_ns && f->threads) {
-				sbuf_printf(b,
-					    ",\"threads\":%u,\"wait_pct\":%.1f,"
-					    "\"wait_source\":\"%s\","
-					    "\"outside_pct\":%.1f,"
-					    "\"outside_estimated\":%s",
-					    f->threads, wait_pct(f),
-					    wait_source_name(f),
-					    f->runtime_ns
-						    ? 100.0 *
-							      (double)f->outside_ns /
-							      (double)f->runtime_ns
-						    : 0,
-					    f->exact ? "false" : "true");
-				if (f->exact && f->locality_ns) {
-					double per_min =
-						60e9 / (double)f->locality_ns;
-
-					sbuf_printf(b,
-						    ",\"spills_per_min\":%.0f,"
-						    "\"returns_per_min\":%.0f",
-						    (double)f->spills * per_min,
-						    (double)f->returns * per_min);
-				} else {
-					sbuf_printf(b,
-						    ",\"spills_per_min\":null,"
-						    "\"returns_per_min\":null");
-				}
-				if (!f->exact)
-					sbuf_printf(b, ",\"spills_note\":\"n/a "
-						       "(" NEEDS_SCHEDSTATS
-						       ")\"");
-			} else {
-				sbuf_printf(b,
-					    ",\"threads\":null,\"wait_pct\":null,"
-					    "\"outside_pct\":null,"
-					    "\"spills_per_min\":null,"
-					    "\"returns_per_min\":null");
-			}
-		}
-		sbuf_printf(b, "}");
-	}
-	sbuf_printf(b, "],\"containers\":[");
-	for (unsigned int i = 0, n = 0; i < s->ncontainers; i++) {
-		const struct container_left *k = &s->containers[i];
-		char cg[4 * PATH_MAX];
-
-		if (k->rule >= cfg->nrules)
-			continue;
-		sbuf_printf(b, "%s{\"rule\":", n++ ? "," : "");
-		json_str(b, cfg->rules[k->rule].name);
-		sbuf_printf(b, ",\"id\":");
-		json_str(b, k->id);
-		sbuf_printf(b, ",\"cgroup\":");
-		json_str(b, procfs_escape(k->cgroup, cg, sizeof(cg)));
-		sbuf_printf(b, ",\"preference\":\"" CONTAINER_SAYS "\"}");
-	}
-	sbuf_printf(b, "]}\n");
-}
-
 void status_line(const struct status_snapshot *s, char *buf, size_t size)
 {
-	char hand[64] = "", ratio[96];
+	char hand[64] = "", ratio[96], text[RATIO_BUFSZ];
 
 	if (s->hand_processes)
 		snprintf(hand, sizeof(hand), " (%zu hand-managed)",
 			 s->hand_processes);
 	if (s->have_ratio)
-		snprintf(ratio, sizeof(ratio), "ratio %u:%u (%s%s%s)",
-			 s->ratio.allowed, s->ratio.preferred,
+		snprintf(ratio, sizeof(ratio), "ratio %s (%s%s%s)",
+			 ratio_format(s->ratio, text, sizeof(text)),
 			 ratio_mode_name(s->cfg->mode),
 			 s->ratio_note ? ", " : "",
 			 s->ratio_note ? s->ratio_note : "");

@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "manager.h"
+#include "procfs.h"
 #include "topology.h"
 #include "util.h"
 
@@ -13,6 +14,12 @@
 #define STATUS_JSON_FILE "status.json"
 /* Status lists at most this many pids per rule; counts stay exact. */
 #define STATUS_MAX_PIDS 1000
+
+/* One rule as the status shows it. */
+struct status_rule {
+	unsigned int processes;
+	const struct rule_state *state; /* NULL: no softness to show */
+};
 
 /* Everything /run/softaffd/status shows, gathered by the daemon. */
 struct status_snapshot {
@@ -22,16 +29,15 @@ struct status_snapshot {
 	bool have_ratio;
 	struct ratio ratio;
 	const char *ratio_note; /* e.g. "paused: changed by hand", or NULL */
+	uint64_t ratio_changes;
 	bool connector;
 	const struct topology *topo;
 	const double *node_util;
-	const unsigned int *rule_count; /* per rule */
+	const struct status_rule *rules; /* per rule of cfg */
 	const int *pids; /* mgr_status_pids() triples */
 	unsigned int npids;
 	size_t processes, hand_processes;
 	const struct mgr_counters *cnt;
-	const struct rule_state *rs; /* per rule, or NULL */
-	size_t ncgroups;	     /* cgroups whose preference we set */
 	/* Containers a rule left alone: container_list_left() */
 	const struct container_left *containers;
 	unsigned int ncontainers;
@@ -41,6 +47,26 @@ struct status_snapshot {
 void status_format(const struct status_snapshot *s, struct sbuf *b);
 /* Pure: the same as one JSON object (softaffd --status --json). */
 void status_format_json(const struct status_snapshot *s, struct sbuf *b);
+/*
+ * The figures both show: the wait fraction as the control law sees it,
+ * where it comes from, and the share of run time outside, in percent.
+ */
+double status_wait_pct(const struct rule_figures *f);
+const char *status_wait_source(const struct rule_figures *f);
+double status_outside_pct(const struct rule_figures *f);
+/* Spills or returns (n) per minute, over the walk's interval. */
+double status_per_min(const struct rule_figures *f, uint64_t n);
+/* Figures worth showing: a valid sample of an interval with threads. */
+bool status_has_figures(const struct rule_figures *f);
+/*
+ * Why spills and returns cannot be shown: the kernel counts them (and
+ * soft_outside_runtime) only with schedstats on, and only CAP_SYS_ADMIN
+ * may turn that on, which the daemon never has.  Reading them needs
+ * nothing (/proc/PID/sched is world-readable, with no ptrace check).
+ */
+#define STATUS_NEEDS_SCHEDSTATS "needs kernel.sched_schedstats=1"
+/* What status says of a container's process that a rule would match. */
+#define STATUS_CONTAINER_SAYS "set by the container's annotations"
 /* Pure: the one-line STATUS= for systemd. */
 void status_line(const struct status_snapshot *s, char *buf, size_t size);
 

@@ -50,46 +50,43 @@ int sysctl_read_ratio(const struct roots *roots, struct ratio *ret)
 	return e;
 }
 
-static bool ratio_eq(struct ratio a, struct ratio b)
-{
-	return a.allowed == b.allowed && a.preferred == b.preferred;
-}
-
 static void orig_path(const struct sysctl_ratio *s, char *buf, size_t size)
 {
 	snprintf(buf, size, "%s/%s", s->roots->run, SYSCTL_ORIG_FILE);
 }
 
-/* "100:1\n" -> ratio.  0 or -errno. */
+/* "100:1\n" (orig_save's line) -> ratio.  0 or -errno. */
 static int orig_load(const struct sysctl_ratio *s, struct ratio *ret)
 {
-	char path[PATH_MAX], buf[64];
-	unsigned int a, p;
+	char path[PATH_MAX], buf[64], *nl;
+	struct ratio_req req;
 	ssize_t n;
-	char nl;
 
 	orig_path(s, path, sizeof(path));
 	n = read_file(path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
-	if (sscanf(buf, "%u:%u%c", &a, &p, &nl) != 3 || nl != '\n' ||
-	    a < RATIO_MIN || a > RATIO_MAX || p < RATIO_MIN || p > RATIO_MAX)
+	/* A line cut short was never finished: not a ratio. */
+	nl = strchr(buf, '\n');
+	if (!nl)
 		return -EBADMSG;
-	*ret = (struct ratio){a, p};
+	nl[1] = '\0';
+	if (ratio_req_parse(buf, &req) < 0 || req.state != REQ_SET)
+		return -EBADMSG;
+	*ret = req.value;
 	return 0;
 }
 
 static int orig_save(const struct sysctl_ratio *s)
 {
-	char path[PATH_MAX], buf[64];
-	int n;
+	char path[PATH_MAX], buf[RATIO_BUFSZ + 1];
 
 	if (mkdir(s->roots->run, 0755) < 0 && errno != EEXIST)
 		return -errno;
 	orig_path(s, path, sizeof(path));
-	n = snprintf(buf, sizeof(buf), "%u:%u\n", s->orig.allowed,
-		     s->orig.preferred);
-	return write_file_atomic(path, buf, (size_t)n);
+	return write_file_atomic(path, buf,
+				 ratio_req_line(&(struct ratio_req){REQ_SET, s->orig},
+						buf, sizeof(buf)));
 }
 
 static void orig_remove(const struct sysctl_ratio *s)
@@ -121,7 +118,7 @@ int sysctl_init(struct sysctl_ratio *s, const struct roots *roots,
 	if (r == 0) {
 		/* A predecessor died without restoring: its start value. */
 		s->orig = saved;
-		s->owned = !ratio_eq(saved, s->cur);
+		s->owned = !ratio_equal(saved, s->cur);
 		if (s->owned)
 			log_info("sched ratio %u:%u was left by an earlier "
 				 "softaffd; the one found before it, %u:%u, "
@@ -144,7 +141,7 @@ bool sysctl_check(struct sysctl_ratio *s)
 
 	if (!s->have || s->paused || s->dry_run)
 		return s->paused;
-	if (sysctl_read_ratio(s->roots, &now) < 0 || ratio_eq(now, s->cur))
+	if (sysctl_read_ratio(s->roots, &now) < 0 || ratio_equal(now, s->cur))
 		return false;
 	log_notice("sched_allowed:sched_preferred changed from %u:%u to "
 		   "%u:%u by someone else; softaffd leaves the ratio alone "
@@ -181,13 +178,14 @@ static int write_ratio(struct sysctl_ratio *s, struct ratio next)
 {
 	struct ratio cur = s->cur;
 	bool allowed_first = ctl_write_allowed_first(cur, next);
-	char path[PATH_MAX], buf[32];
-	int r = 0, n;
+	char path[PATH_MAX], buf[RATIO_BUFSZ + 1];
+	int r = 0;
 
 	snprintf(path, sizeof(path), "%s/sys/kernel/sched_soft_affinity_ratio",
 		 s->roots->proc);
-	n = snprintf(buf, sizeof(buf), "%u:%u\n", next.allowed, next.preferred);
-	r = write_file(path, buf, (size_t)n);
+	r = write_file(path, buf,
+		       ratio_req_line(&(struct ratio_req){REQ_SET, next}, buf,
+				      sizeof(buf)));
 	/*
 	 * Missing (an older kernel) or read-only (a unit file that binds
 	 * only the two older files writable): the two files, in order.
@@ -213,7 +211,7 @@ int sysctl_set(struct sysctl_ratio *s, struct ratio next, const char *reason)
 		return -ENOENT;
 	if (sysctl_check(s))
 		return -EBUSY;
-	if (ratio_eq(s->cur, next))
+	if (ratio_equal(s->cur, next))
 		return 0;
 	log_notice("%ssched_allowed:sched_preferred %u:%u -> %u:%u (%s)",
 		   s->dry_run ? "dry-run: would set " : "", s->cur.allowed,
@@ -240,7 +238,7 @@ void sysctl_restore(struct sysctl_ratio *s)
 {
 	if (!s->have || s->dry_run)
 		return;
-	if (!sysctl_check(s) && s->owned && !ratio_eq(s->cur, s->orig))
+	if (!sysctl_check(s) && s->owned && !ratio_equal(s->cur, s->orig))
 		sysctl_set(s, s->orig, "restoring value found at start");
 	else if (s->paused)
 		log_info("sched ratio changed by someone else, left at %u:%u",

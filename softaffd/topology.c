@@ -8,13 +8,6 @@
 #include "topology.h"
 #include "util.h"
 
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
-}
-
 /*
  * nodeN/cpuM links exist for every present CPU of the node, online or not,
  * while nodeN/cpulist lists only the online ones.

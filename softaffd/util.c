@@ -165,6 +165,13 @@ int write_file_atomic(const char *path, const char *data, size_t len)
 	return r;
 }
 
+int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
 int parse_u64(const char *s, uint64_t *ret)
 {
 	uint64_t v = 0;

@@ -56,6 +56,8 @@ int write_file_atomic(const char *path, const char *data, size_t len);
 
 /* Parse an unsigned decimal that must fill the whole string. 0 or -EINVAL. */
 int parse_u64(const char *s, uint64_t *ret);
+/* qsort() and bsearch() order of ints. */
+int cmp_int(const void *a, const void *b);
 
 uint64_t now_ms(void);
 uint64_t monotonic_ns(void);

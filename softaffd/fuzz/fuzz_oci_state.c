@@ -44,13 +44,13 @@ static void check_request(const struct oci_request *req,
 			abort();
 	}
 	if (req->has_ratio && req->ratio.state == REQ_SET &&
-	    (req->ratio.allowed < PREF_RATIO_MIN ||
-	     req->ratio.allowed > PREF_RATIO_MAX ||
-	     req->ratio.preferred < PREF_RATIO_MIN ||
-	     req->ratio.preferred > PREF_RATIO_MAX))
+	    (req->ratio.value.allowed < RATIO_MIN ||
+	     req->ratio.value.allowed > RATIO_MAX ||
+	     req->ratio.value.preferred < RATIO_MIN ||
+	     req->ratio.value.preferred > RATIO_MAX))
 		abort();
 	if (req->has_ratio && req->ratio.state != REQ_SET &&
-	    (req->ratio.allowed || req->ratio.preferred))
+	    (req->ratio.value.allowed || req->ratio.value.preferred))
 		abort();
 }
 

@@ -10,6 +10,7 @@
 
 #include "ocistate.h"
 
+#define TEST_MAIN
 #include "test.h"
 
 /* Node 0: CPUs 0-1; node 1: CPU 2 online, 3 offline; node 2: memory. */
@@ -170,8 +171,8 @@ static void test_decode(void)
 	cpuset_format_list(&req.cpus, list, sizeof(list));
 	CHECK(req.has_cpus);
 	CHECK_STR(list, "2-3");
-	CHECK(req.has_ratio && req.ratio.allowed == 20 &&
-	      req.ratio.preferred == 1);
+	CHECK(req.has_ratio && req.ratio.value.allowed == 20 &&
+	      req.ratio.value.preferred == 1);
 	CHECK(req.cpus_from && req.ratio_from);
 	if (req.cpus_from && req.ratio_from) {
 		CHECK_STR(req.cpus_from->key, "io.softaff.nodes");
@@ -190,7 +191,7 @@ static void test_decode(void)
 	CHECK(decode(&req, err, sizeof(err), "io.softaff.softness", "strict",
 		     NULL) == 0);
 	CHECK(!req.has_cpus && req.has_ratio);
-	CHECK(req.ratio.allowed == 10000 && req.ratio.preferred == 1);
+	CHECK(req.ratio.value.allowed == 10000 && req.ratio.value.preferred == 1);
 	CHECK(decode(&req, err, sizeof(err), "io.softaff.softness", "inherit",
 		     NULL) == 0);
 	CHECK(req.has_ratio && req.ratio.state == REQ_INHERIT);

@@ -8,6 +8,7 @@
 
 #include "pref.h"
 
+#define TEST_MAIN
 #include "test.h"
 
 static void test_ratio(void)
@@ -19,32 +20,32 @@ static void test_ratio(void)
 		"99999999999999999999999:1",
 		"1111111111111111111111111111111111:1",
 	};
-	struct pref_ratio r = {REQ_SET, 7, 7};
+	struct ratio_req r = {REQ_SET, {7, 7}};
 	char buf[32];
 
-	CHECK(pref_parse_ratio("5:4", &r) == 0);
-	CHECK(r.state == REQ_SET && r.allowed == 5 && r.preferred == 4);
-	CHECK(pref_parse_ratio(" 10000:1\n", &r) == 0);
-	CHECK(r.allowed == 10000 && r.preferred == 1);
+	CHECK(ratio_req_parse("5:4", &r) == 0);
+	CHECK(r.state == REQ_SET && r.value.allowed == 5 && r.value.preferred == 4);
+	CHECK(ratio_req_parse(" 10000:1\n", &r) == 0);
+	CHECK(r.value.allowed == 10000 && r.value.preferred == 1);
 	/* The kernel takes allowed < preferred: so do we. */
-	CHECK(pref_parse_ratio("1:10000", &r) == 0);
+	CHECK(ratio_req_parse("1:10000", &r) == 0);
 	/* What the kernel reads for inherit, and the words. */
-	CHECK(pref_parse_ratio("\n", &r) == 0 && r.state == REQ_INHERIT);
-	CHECK(r.allowed == 0 && r.preferred == 0);
-	CHECK_STR(pref_format_ratio(&r, buf, sizeof(buf)), "inherit");
-	CHECK(pref_parse_ratio("inherit\n", &r) == 0 && r.state == REQ_INHERIT);
+	CHECK(ratio_req_parse("\n", &r) == 0 && r.state == REQ_INHERIT);
+	CHECK(r.value.allowed == 0 && r.value.preferred == 0);
+	CHECK_STR(ratio_req_format(&r, buf, sizeof(buf)), "inherit");
+	CHECK(ratio_req_parse("inherit\n", &r) == 0 && r.state == REQ_INHERIT);
 	/* The old word, still taken from users. */
-	CHECK(pref_parse_ratio("default\n", &r) == 0 && r.state == REQ_INHERIT);
-	CHECK(pref_parse_ratio(" none\n", &r) == 0 && r.state == REQ_NONE);
-	CHECK_STR(pref_format_ratio(&r, buf, sizeof(buf)), "none");
-	r = (struct pref_ratio){REQ_SET, 20, 1};
-	CHECK_STR(pref_format_ratio(&r, buf, sizeof(buf)), "20:1");
+	CHECK(ratio_req_parse("default\n", &r) == 0 && r.state == REQ_INHERIT);
+	CHECK(ratio_req_parse(" none\n", &r) == 0 && r.state == REQ_NONE);
+	CHECK_STR(ratio_req_format(&r, buf, sizeof(buf)), "none");
+	r = (struct ratio_req){REQ_SET, {20, 1}};
+	CHECK_STR(ratio_req_format(&r, buf, sizeof(buf)), "20:1");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		r = (struct pref_ratio){REQ_SET, 7, 7};
-		if (pref_parse_ratio(bad[i], &r) != -EINVAL)
+		r = (struct ratio_req){REQ_SET, {7, 7}};
+		if (ratio_req_parse(bad[i], &r) != -EINVAL)
 			printf("# taken: '%s'\n", bad[i]);
-		CHECK(pref_parse_ratio(bad[i], &r) == -EINVAL);
-		CHECK(r.allowed == 7 && r.preferred == 7); /* untouched */
+		CHECK(ratio_req_parse(bad[i], &r) == -EINVAL);
+		CHECK(r.value.allowed == 7 && r.value.preferred == 7); /* untouched */
 	}
 }
 
@@ -65,8 +66,8 @@ static void test_status(void)
 	CHECK(t.tgid == 42);
 	CHECK(cpuset_count(&t.cpus) == 2 && cpuset_test(&t.cpus, 1));
 	CHECK_STR(t.source, "cgroup");
-	CHECK(t.ratio.state == REQ_SET && t.ratio.allowed == 5 &&
-	      t.ratio.preferred == 4);
+	CHECK(t.ratio.state == REQ_SET && t.ratio.value.allowed == 5 &&
+	      t.ratio.value.preferred == 4);
 	CHECK_STR(t.ratio_source, "process");
 	/* A kernel without the series (or before ABI v4) has no such lines. */
 	CHECK(pref_parse_status("Tgid:\t1\nCpus_allowed_list:\t0-3\n", &t) ==

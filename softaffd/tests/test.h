@@ -5,7 +5,17 @@
 
 #include <stdio.h>
 
-static int t_failed_checks;
+/*
+ * A test binary's counts, shared by its files: defined once, in the file
+ * that has main() and says #define TEST_MAIN before including this.
+ */
+extern int t_failed_checks;
+/* A test that cannot run here sets this to why: its TAP line says SKIP. */
+extern const char *t_skip;
+#ifdef TEST_MAIN
+int t_failed_checks;
+const char *t_skip;
+#endif
 
 #define CHECK(cond)                                                     \
 	do {                                                            \
@@ -26,9 +36,6 @@ static int t_failed_checks;
 			t_failed_checks++;                              \
 		}                                                       \
 	} while (0)
-
-/* A test that cannot run here sets this to why: its TAP line says SKIP. */
-static const char *t_skip;
 
 /* Run one test function and print its TAP line. */
 #define RUN(fn, desc)                                                       \

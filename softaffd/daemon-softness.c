@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Softness: each sample interval, the figures go to the control laws
+ * and what they decide is put in force.  Per rule, rulectl.c on the
+ * rule's own figures (the manager gathers them) and the load of the
+ * CPUs outside its preferred ones (the sampler's); for the sysctls'
+ * global ratio, control.c on the load of the nodes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon-internal.h"
+
+void softness_setup(struct daemon *d)
+{
+	struct ratio cur = d->ratio.cur;
+
+	ctl_params_from_config(d->cfg, &d->ctl_params);
+	ctl_init(&d->ctl, &d->ctl_params);
+	rulectl_params_default(d->cfg, &d->rctl);
+	for (unsigned int i = 0; i < d->ctl.nrungs; i++)
+		if (ratio_equal(d->ctl.ladder[i], cur))
+			d->ctl.rung = i;
+}
+
+void softness_apply_config(struct daemon *d)
+{
+	if (!d->ratio.have)
+		return;
+	if (d->cfg->mode == RATIO_FIXED)
+		sysctl_set(&d->ratio, d->cfg->fixed,
+			   "fixed ratio from configuration");
+	else if (d->cfg->mode == RATIO_ADAPTIVE)
+		sysctl_set(&d->ratio, ctl_ratio(&d->ctl), "adaptive start");
+}
+
+/*
+ * The CPUs rule r may use outside its preferred ones and its preferred
+ * ones, how busy each were (in CPUs), and the spare capacity outside.
+ * Only CPUs of nodes that have CPUs are in topo->all: a memory-only
+ * (CXL) node adds neither capacity nor an average.
+ */
+static void outside_load(const struct daemon *d, unsigned int r,
+			 struct rulectl_sample *in)
+{
+	const struct cpuset *pref = &d->cfg->rules[r].cpus;
+
+	in->outside_cpus = in->home_cpus = 0;
+	in->outside_busy = in->home_busy = 0;
+	in->outside_spare = 0;
+	/* No /proc/schedstat (CONFIG_SCHEDSTATS off): waiting unknown. */
+	in->wait_known = !cpuset_empty(&d->sampler.wait_valid);
+	for (unsigned int cpu = 0; cpu < CPUSET_MAX; cpu++) {
+		double idle;
+
+		if (!cpuset_test(&d->topo->all, cpu) ||
+		    !cpuset_test(&d->sampler.valid, cpu))
+			continue;
+		if (cpuset_test(pref, cpu)) {
+			in->home_cpus++;
+			in->home_busy += d->sampler.util[cpu];
+		} else {
+			in->outside_cpus++;
+			in->outside_busy += d->sampler.util[cpu];
+			idle = 1.0 - d->sampler.util[cpu];
+			if (cpuset_test(&d->sampler.wait_valid, cpu))
+				idle -= d->sampler.wait[cpu];
+			in->outside_spare += idle > 0 ? idle : 0;
+		}
+	}
+}
+
+/*
+ * The soft counters (soft_outside_runtime, spills, returns) count only
+ * with kernel.sched_schedstats=1.  Adaptive rules use them for the share
+ * of time outside when they count; otherwise the manager estimates it.
+ * Turning them on needs CAP_SYS_ADMIN, which the unit does not grant, so
+ * this succeeds only for a daemon run by hand (and then puts back the
+ * value it found on stop); under the unit an admin enables them with
+ * sysctl.d for exact figures.
+ */
+static bool schedstats_enabled(const struct daemon *d)
+{
+	char path[PATH_MAX], buf[16];
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/sched_schedstats",
+		 d->o->roots.proc);
+	return read_file(path, buf, sizeof(buf)) > 0 && buf[0] == '1';
+}
+
+void softness_schedstats_on(struct daemon *d)
+{
+	char path[PATH_MAX], buf[16];
+	bool adaptive = false;
+	int r;
+
+	d->schedstats_orig = -1;
+	for (unsigned int r2 = 0; r2 < d->cfg->nrules; r2++)
+		adaptive |= d->cfg->rules[r2].softness.kind == SOFT_ADAPTIVE;
+	if (!adaptive || d->o->dry_run || d->o->once)
+		return;
+	snprintf(path, sizeof(path), "%s/sys/kernel/sched_schedstats",
+		 d->o->roots.proc);
+	if (read_file(path, buf, sizeof(buf)) < 0 || buf[0] != '0')
+		return;
+	r = write_file(path, "1\n", 2);
+	if (r < 0) {
+		log_info("kernel.sched_schedstats is off (%s to turn it on): "
+			 "adaptive rules estimate their time outside from the "
+			 "CPU each thread was last on; sysctl "
+			 "kernel.sched_schedstats=1 gives exact figures",
+			 strerror(-r));
+		return;
+	}
+	d->schedstats_orig = 0;
+	log_info("turned on kernel.sched_schedstats for the soft affinity "
+		 "counters of adaptive rules; off again on stop");
+}
+
+void softness_schedstats_restore(struct daemon *d)
+{
+	char path[PATH_MAX];
+
+	if (d->schedstats_orig != 0)
+		return;
+	snprintf(path, sizeof(path), "%s/sys/kernel/sched_schedstats",
+		 d->o->roots.proc);
+	write_file(path, "0\n", 2);
+	d->schedstats_orig = -1;
+}
+
+/* Per rule: gather, let the control law decide, apply. */
+static void rules_step(struct daemon *d, uint64_t now)
+{
+	mgr_sample(d->mgr, now, schedstats_enabled(d));
+	for (unsigned int r = 0; r < d->cfg->nrules; r++) {
+		const struct rule *rule = &d->cfg->rules[r];
+		struct rule_state *rs = mgr_rule_state(d->mgr, r);
+		const struct rule_figures *f = &rs->last;
+		struct rulectl_sample in = rule_sample(f);
+		struct ratio before = rs->ratio, after;
+		enum rulectl_action a;
+
+		if (rule->softness.kind != SOFT_ADAPTIVE) {
+			snprintf(rs->why, sizeof(rs->why), "%s in the rule",
+				 softness_name(rule->softness.kind));
+			continue;
+		}
+		if (!mgr_rule_processes(d->mgr, r)) {
+			snprintf(rs->why, sizeof(rs->why), "no processes");
+			continue;
+		}
+		/* Asleep, or not due: the last decision stands. */
+		if (!rs->sampled_now)
+			continue;
+		outside_load(d, r, &in);
+		a = rulectl_step(&d->rctl, &rs->ctl, &in, rs->why,
+				 sizeof(rs->why));
+		/* Only on figures that cover every cgroup of the rule. */
+		rs->asleep = f->valid && mgr_rule_triggers_armed(d->mgr, r) &&
+			     rulectl_may_sleep(&d->rctl, &rs->ctl, &in);
+		if (rs->asleep)
+			snprintf(rs->why, sizeof(rs->why),
+				 "asleep: hardest, tasks wait %.0f%%; a "
+				 "cpu.pressure trigger wakes it",
+				 rulectl_wait(&in) * 100);
+		if (a == RULECTL_HOLD)
+			continue;
+		after = rulectl_ratio(&d->rctl, &rs->ctl);
+		log_info("rule '%s': softness %u:%u -> %u:%u (%s)", rule->name,
+			 before.allowed, before.preferred, after.allowed,
+			 after.preferred, rs->why);
+		mgr_set_rule_ratio(d->mgr, r, after);
+	}
+}
+
+void softness_sample(struct daemon *d)
+{
+	struct cpuset groups[CONFIG_MAX_RULES];
+	struct ctl_input in;
+	enum ctl_action a;
+	char reason[160];
+	int r;
+
+	mgr_flush_logs(d->mgr, now_ms());
+	r = sampler_update(&d->sampler, d->o->roots.proc);
+	if (r < 0) {
+		if (!d->warned_sample)
+			log_warn("cannot sample %s/stat: %s", d->o->roots.proc,
+				 strerror(-r));
+		d->warned_sample = true;
+		return;
+	}
+	sampler_node_util(&d->sampler, d->topo, d->node_util);
+	rules_step(d, now_ms());
+	/* An admin's sysctl -w pauses the fixed ratio too. */
+	if (d->cfg->mode == RATIO_OFF || sysctl_check(&d->ratio) ||
+	    d->cfg->mode != RATIO_ADAPTIVE)
+		return;
+	in.node_util = d->node_util;
+	in.nnodes = d->topo->nnodes;
+	in.groups = groups;
+	in.ngroups = mgr_active_groups(d->mgr, groups, CONFIG_MAX_RULES);
+	in.now_ms = now_ms();
+	a = ctl_step(&d->ctl_params, &d->ctl, &in, reason, sizeof(reason));
+	if (a != CTL_HOLD) {
+		char why[200];
+
+		snprintf(why, sizeof(why), "%s: %s",
+			 a == CTL_SOFTEN ? "soften" : "harden", reason);
+		sysctl_set(&d->ratio, ctl_ratio(&d->ctl), why);
+	}
+}

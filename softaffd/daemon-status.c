@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Publish: a snapshot of the daemon and its manager, turned into the
+ * status files (status.c, status-json.c) and systemd's STATUS= line.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon-internal.h"
+#include "notify.h"
+#include "status.h"
+
+void daemon_publish(struct daemon *d)
+{
+	struct status_rule rules[CONFIG_MAX_RULES];
+	struct status_snapshot s = {
+		.pid = (int)getpid(),
+		.cfg = d->cfg,
+		.dry_run = d->o->dry_run,
+		.have_ratio = d->ratio.have,
+		.ratio = d->ratio.cur,
+		.ratio_note = d->ratio.paused ? "paused: changed by hand"
+					      : NULL,
+		.ratio_changes = d->ratio.changes,
+		.connector = d->conn_fd >= 0,
+		.topo = d->topo,
+		.node_util = d->node_util,
+		.rules = rules,
+		.processes = mgr_processes(d->mgr),
+		.hand_processes = mgr_hand_processes(d->mgr),
+		.cnt = mgr_counters(d->mgr),
+	};
+	struct sbuf b = {0};
+	char line[sizeof(d->last_notify)];
+	struct container_left *ctrs = NULL;
+	int *pids = NULL, n, r;
+
+	for (unsigned int i = 0; i < d->cfg->nrules; i++)
+		rules[i] = (struct status_rule){mgr_rule_processes(d->mgr, i),
+						mgr_rule_state(d->mgr, i)};
+	n = mgr_status_pids(d->mgr, &pids);
+	s.pids = pids;
+	s.npids = n > 0 ? (unsigned int)n : 0;
+	n = mgr_containers_left(d->mgr, &ctrs);
+	s.containers = ctrs;
+	s.ncontainers = n > 0 ? (unsigned int)n : 0;
+	status_format(&s, &b);
+	r = status_write(d->o->roots.run, &b, &d->last_status);
+	if (r >= 0) {
+		struct sbuf j = {0};
+
+		status_format_json(&s, &j);
+		r = status_write_json(d->o->roots.run, &j, &d->last_json);
+		sbuf_free(&j);
+	}
+	if (r < 0 && !d->warned_status) {
+		log_warn("cannot write %s/%s: %s", d->o->roots.run,
+			 STATUS_FILE, strerror(-r));
+		d->warned_status = true;
+	}
+	sbuf_free(&b);
+	free(pids);
+	free(ctrs);
+	/*
+	 * STATUS= for systemd, sent only when it changes: every message
+	 * wakes PID 1, and an idle daemon should not do that once a second.
+	 */
+	status_line(&s, line, sizeof(line));
+	if (strcmp(line, d->last_notify)) {
+		snprintf(d->last_notify, sizeof(d->last_notify), "%s", line);
+		notify_send(line);
+	}
+}

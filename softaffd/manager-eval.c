@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Evaluation: gather what the rules ask of one process (a snapshot read
+ * through one fd on <proc>/PID), decide which rule it falls under, and
+ * hand it to the writes (manager-apply.c) or to its cgroup
+ * (manager-cgroup.c).  The match cache spares a process whose start
+ * time and comm did not change the reading and matching.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "manager-internal.h"
+
+/* ---- gather: the snapshot of one process ---- */
+
+void mgr_snap_close(struct snap *s)
+{
+	if (s->pfd >= 0)
+		close(s->pfd);
+	s->pfd = -1;
+}
+
+/* Open <proc>/PID and read its stat.  0 or -errno (gone). */
+int mgr_snap_open(struct mgr *m, int pid)
+{
+	struct snap *s = m->snap;
+	int r;
+
+	mgr_snap_close(s);
+	s->pid = pid;
+	s->pfd = procfs_open_pid(m->roots.proc, pid);
+	if (s->pfd < 0)
+		return s->pfd;
+	r = procfs_read_stat(s->pfd, 0, &s->st);
+	if (r < 0) {
+		mgr_snap_close(s);
+		return r;
+	}
+	memset(&s->a, 0, sizeof(s->a));
+	s->a.loaded = NEED_COMM;
+	s->a.comm = s->st.comm;
+	s->a.regex_budget = RULES_REGEX_BUDGET;
+	return 0;
+}
+
+/* Read one more attribute (a NEED_* bit); unreadable stays NULL. */
+static void snap_load(struct snap *s, unsigned int need)
+{
+	struct proc_attrs *a = &s->a;
+
+	a->loaded |= need;
+	switch (need) {
+	case NEED_EXE:
+		if (procfs_read_exe(s->pfd, s->exe, sizeof(s->exe)) == 0)
+			a->exe = s->exe;
+		break;
+	case NEED_CMDLINE:
+		if (procfs_read_cmdline(s->pfd, s->cmdline,
+					sizeof(s->cmdline)) == 0)
+			a->cmdline = s->cmdline;
+		break;
+	case NEED_CGROUP:
+		if (procfs_read_cgroup(s->pfd, s->cgroup, sizeof(s->cgroup)) ==
+		    0)
+			a->cgroup = s->cgroup;
+		break;
+	case NEED_UID:
+		if (procfs_read_status(s->pfd, 0, NULL, &a->uid) == 0)
+			a->has_uid = true;
+		break;
+	}
+}
+
+/* ---- decide: which rule, reading attributes as the rules ask ---- */
+
+int mgr_match(struct mgr *m)
+{
+	struct snap *s = m->snap;
+	unsigned int at = 0, need = 0;
+	int r;
+
+	while ((r = rules_match_from(m->cfg, &s->a, at, &at, &need)) ==
+	       RULES_NEED)
+		snap_load(s, need);
+	if (s->a.regex_skipped) {
+		char comm[128];
+
+		m->cnt.regex_skipped += s->a.regex_skipped;
+		log_debug("pid %d (%s): %u cmdline rules skipped: the regex "
+			  "work for one process is bounded",
+			  s->pid, procfs_escape(s->st.comm, comm, sizeof(comm)),
+			  s->a.regex_skipped);
+	}
+	m->cnt.evals++;
+	return r;
+}
+
+/*
+ * The one check before a rule that matched m->snap is applied: is the
+ * process in a container whose annotations set its preference
+ * (container.h)?  Then the container's owner stated it, and a task-level
+ * write by us would silently override its cgroup's value: the rule
+ * leaves it alone.  An exec re-reads marks read before this flush: the
+ * hook marks the cgroup after the runtime's init process entered it
+ * (which a scan may have met), before the container's first exec.
+ */
+static bool left_to_container(struct mgr *m, unsigned int why,
+			      unsigned int rule)
+{
+	struct snap *s = m->snap;
+	struct container_mark mk;
+	char comm[128];
+
+	if (!(s->a.loaded & NEED_CGROUP))
+		snap_load(s, NEED_CGROUP);
+	if (!s->a.cgroup ||
+	    !container_find(&m->ctr, m->roots.sys, s->a.cgroup, monotonic_ns(),
+			    why & D_EXEC ? m->exec_fresh_ns : 0, &mk))
+		return false;
+	log_msg(container_note_left(&m->ctr, s->a.cgroup, mk.cglen, rule)
+			? LOG_INFO
+			: LOG_DEBUG,
+		"pid %d (%s): its preference is set by the container's "
+		"annotations (container %s, cgroup %.*s): rule '%s' leaves it "
+		"alone",
+		s->pid, procfs_escape(s->st.comm, comm, sizeof(comm)), mk.id,
+		(int)mk.cglen, s->a.cgroup, m->cfg->rules[rule].name);
+	return true;
+}
+
+/* s matched no rule: cache that, with the rule whose mask it may carry. */
+static void other_set(struct mgr *m, const struct snap *s,
+		      unsigned int inherit)
+{
+	struct other *o = mgr_other_add(m, s->pid);
+
+	if (!o)
+		return;
+	o->starttime = s->st.starttime;
+	snprintf(o->comm, sizeof(o->comm), "%s", s->st.comm);
+	if (inherit)
+		o->inherit = inherit;
+}
+
+/*
+ * The match cache: the same process with the same comm, no exec since,
+ * is not read and matched again.  True when it answered (and the
+ * process was dealt with).
+ */
+static bool cached(struct mgr *m, struct managed *e, enum walk walk)
+{
+	struct snap *s = m->snap;
+	struct other *o = mgr_other_lookup(m, s->pid);
+
+	if (e && !strcmp(e->comm, s->st.comm)) {
+		m->cnt.cached++;
+		mgr_apply_proc(m, e, s->pfd, walk);
+		return true;
+	}
+	if (!e && o && o->starttime == s->st.starttime &&
+	    !strcmp(o->comm, s->st.comm)) {
+		m->cnt.cached++;
+		o->seen = m->gen;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The whole way for the process in m->snap: decide which rule, then act.
+ * why: D_* bits; attrs: re-read attributes even if the cache says the
+ * process is known (cgroup and cmdline change without an event).
+ */
+void mgr_eval(struct mgr *m, unsigned int why, unsigned int inherit,
+	      enum walk walk, bool attrs)
+{
+	struct snap *s = m->snap;
+	struct managed *e = mgr_lookup(m, s->pid);
+	char comm[128];
+	bool ctr;
+	int rule;
+
+	if (e && e->starttime != s->st.starttime) {
+		/*
+		 * The pid was reused; the old process is gone.  The new
+		 * one comes with its own exec event or the next scan; a
+		 * thread event of the old one says nothing about it.
+		 */
+		mgr_drop(m, e);
+		e = NULL;
+		if (why == D_THREADS)
+			return;
+	}
+	/* Kernel threads never get soft affinity (the kernel says EINVAL). */
+	if (s->st.flags & PF_KTHREAD_BIT) {
+		other_set(m, s, 0);
+		return;
+	}
+	if (e)
+		e->seen = m->gen;
+	if (e && (e->flags & M_IGNORED) && !(why & D_EXEC))
+		return;
+	if (!attrs && !(why & (D_EXEC | D_UID)) && cached(m, e, walk))
+		return;
+	rule = mgr_match(m);
+	ctr = rule >= 0 && left_to_container(m, why, (unsigned int)rule);
+	if (e && !ctr && (why & D_EXEC) && rule == (int)e->rule)
+		mgr_readopt_proc(m, e); /* only the leader survives an exec */
+	if (rule < 0 || ctr) {
+		if (e) {
+			inherit = e->rule + 1;
+			mgr_unmanage(m, e, s->pfd,
+				     ctr ? "its container's annotations set "
+					   "its preference"
+					 : "no longer matches");
+		}
+		other_set(m, s, inherit);
+		return;
+	}
+	if (e && e->rule != (unsigned int)rule) {
+		mgr_unmanage(m, e, s->pfd, "matches another rule now");
+		e = NULL;
+	}
+	if (!e) {
+		e = mgr_insert(m, s, (unsigned int)rule);
+		if (!e) {
+			log_err("out of memory tracking pid %d", s->pid);
+			return;
+		}
+		/* Children of managed processes: fork storms stay quiet. */
+		log_msg(why & D_FORKED ? LOG_DEBUG
+				       : mgr_rule_prio(m, (unsigned int)rule),
+			"pid %d (%s) matches rule '%s'", s->pid,
+			procfs_escape(s->st.comm, comm, sizeof(comm)),
+			m->cfg->rules[rule].name);
+	}
+	snprintf(e->comm, sizeof(e->comm), "%s", s->st.comm);
+	if (mgr_cg_eval(m, s, (unsigned int)rule))
+		e->flags |= M_CGROUP;
+	else
+		e->flags &= ~(unsigned int)M_CGROUP;
+	mgr_apply_proc(m, e, s->pfd, walk);
+}
+
+/* A pid that cannot be read any more: forget it. */
+static void forget_pid(struct mgr *m, int pid)
+{
+	struct managed *e = mgr_lookup(m, pid);
+
+	if (e)
+		mgr_drop(m, e);
+	mgr_other_del(m, pid);
+}
+
+void mgr_eval_now(struct mgr *m, int pid, unsigned int why,
+		  unsigned int inherit, enum walk walk)
+{
+	if (mgr_snap_open(m, pid) < 0) {
+		forget_pid(m, pid);
+		return;
+	}
+	mgr_eval(m, why, inherit, walk, false);
+	mgr_snap_close(m->snap);
+}
+
+void mgr_eval_pid(struct mgr *m, int pid)
+{
+	mgr_eval_now(m, pid, D_EVAL, 0, WALK_ALL);
+}

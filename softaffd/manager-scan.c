@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The walk of <proc>, a slice at a time (scanner.c reads the
+ * directory): each pid evaluated as its kind asks (enum mgr_scan_kind),
+ * and at the end what the walk did not meet forgotten.
+ */
+#include <stdlib.h>
+
+#include "manager-internal.h"
+
+bool mgr_scan_busy(const struct mgr *m)
+{
+	return scanner_busy(&m->scan);
+}
+
+void mgr_scan_abort(struct mgr *m)
+{
+	scanner_abort(&m->scan);
+}
+
+int mgr_scan_start(struct mgr *m, enum mgr_scan_kind kind)
+{
+	int r = scanner_start(&m->scan, m->roots.proc);
+
+	if (r < 0)
+		return r;
+	m->scan_kind = kind;
+	m->gen++;
+	m->cnt.scans++;
+	return 0;
+}
+
+/* One /proc entry of the scan in progress. */
+static void scan_pid(struct mgr *m, int pid)
+{
+	enum walk walk = m->scan_kind == SCAN_FULL ? WALK_ALL
+			 : m->scan_kind == SCAN_NEW || m->scan_kind == SCAN_NEW_ATTRS
+				 ? WALK_NEW
+				 : WALK_NONE;
+	bool attrs = m->scan_kind == SCAN_FULL || m->scan_kind == SCAN_ATTRS ||
+		     m->scan_kind == SCAN_NEW_ATTRS;
+	struct managed *e = mgr_lookup(m, pid);
+	struct other *o = mgr_other_lookup(m, pid);
+
+	if (m->scan_kind == SCAN_LIGHT) {
+		/* Known: the connector tells us when it changes. */
+		if (e) {
+			e->seen = m->gen;
+			return;
+		}
+		if (o && o->starttime) {
+			o->seen = m->gen;
+			return;
+		}
+	}
+	if (mgr_snap_open(m, pid) < 0)
+		return;
+	/* A scan finds children that inherited a managed parent's mask. */
+	e = mgr_lookup(m, m->snap->st.ppid);
+	mgr_eval(m, D_EVAL, e ? e->rule + 1 : 0, walk, attrs);
+	mgr_snap_close(m->snap);
+}
+
+/* Forget what the walk did not see: those processes have exited. */
+static void scan_end(struct mgr *m)
+{
+	struct pidnode *n, *next;
+
+	pidtable_for_each (&m->procs, n, next)
+		if (as_managed(n)->seen != m->gen)
+			mgr_drop(m, as_managed(n));
+	pidtable_for_each (&m->others, n, next) {
+		if (((struct other *)n)->seen != m->gen) {
+			pidtable_del(&m->others, n);
+			free(n);
+		}
+	}
+	pidtable_shrink(&m->procs);
+	pidtable_shrink(&m->others);
+	container_sweep(&m->ctr, m->roots.sys, monotonic_ns());
+	m->last_scan_ms = now_ms();
+}
+
+int mgr_scan_step(struct mgr *m, uint64_t deadline_ms)
+{
+	unsigned long i = 0;
+	int pid;
+
+	if (!scanner_busy(&m->scan))
+		return 1;
+	while (scanner_next(&m->scan, &pid)) {
+		scan_pid(m, pid);
+		mgr_tick(m, i++);
+		/* now_ms() is a vDSO call: cheap enough for every pid. */
+		if (now_ms() >= deadline_ms)
+			return 0;
+	}
+	scan_end(m);
+	return 1;
+}
+
+int mgr_scan_finish(struct mgr *m)
+{
+	int r;
+
+	while ((r = mgr_scan_step(m, UINT64_MAX)) == 0)
+		;
+	return r < 0 ? r : 0;
+}
+
+int mgr_scan(struct mgr *m)
+{
+	int r = mgr_scan_start(m, SCAN_FULL);
+
+	return r < 0 ? r : mgr_scan_finish(m);
+}
+
+bool mgr_scan_busy_with(const struct mgr *m, enum mgr_scan_kind kind)
+{
+	return scanner_busy(&m->scan) && m->scan_kind == kind;
+}
+
+uint64_t mgr_last_scan_ms(const struct mgr *m)
+{
+	return m->last_scan_ms;
+}

@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The manager and threads: masks set by hand, sliced scans, the dirty
+ * queue and the match cache, threads = "main".
+ */
+#include "unit.h"
+
+static void set_soft(int pid, int tid, const char *mask)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%d/task/%d/soft_affinity_list", proc,
+		 pid, tid);
+	put(path, mask);
+}
+
+static void rm_task(int pid, int tid)
+{
+	char cmd[PATH_MAX + 32];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/%d/task/%d", proc, pid, tid);
+	CHECK(system(cmd) == 0);
+}
+
+void test_manager_hand(void)
+{
+	struct config *c1, *c2, *c3;
+	unsigned long infos;
+	char err[512];
+
+	fake_fixture();
+	mktask(700, 700, "app", 1, 0, "0-3", "\n");
+	mktask(700, 701, "app", 1, 0, "0-3", "\n");
+	mktask(710, 710, "app", 2, 0, "0-3", "\n");
+	c1 = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
+		       "cpus = \"0\"; } );");
+	if (!c1)
+		return;
+	/* Adoption takes any mask, also one set before we came. */
+	set_soft(710, 710, "2-3\n");
+	CHECK(mgr_scan(mgr) == 0);
+	CHECK_STR(soft_of(700, 700), "0\n");
+	CHECK_STR(soft_of(700, 701), "0\n");
+	CHECK_STR(soft_of(710, 710), "0\n");
+	CHECK(mgr->nhand_procs == 0);
+
+	/* Set by hand later: left alone by scans, logged once at info. */
+	set_soft(700, 701, "2-3\n");
+	set_soft(710, 710, "none\n"); /* opted out by hand */
+	infos = log_counts[LOG_INFO];
+	fake_writes = 0;
+	CHECK(mgr_scan(mgr) == 0);
+	CHECK(mgr_scan(mgr) == 0);
+	CHECK(fake_writes == 0);
+	CHECK_STR(soft_of(700, 701), "2-3\n");
+	CHECK_STR(soft_of(710, 710), "none\n");
+	CHECK(log_counts[LOG_INFO] == infos + 2);
+	CHECK(mgr->nhand_procs == 2 && mgr->cnt.hand == 2);
+	{
+		struct sbuf b = {0};
+
+		mgr_status(mgr, &b);
+		CHECK(b.buf && strstr(b.buf, "rule app cpus 0 processes 2 "
+					     "pids 700 710\n"
+					     "hand-managed rule app processes "
+					     "2 pids 700 710\n"));
+		sbuf_free(&b);
+	}
+
+	/* New threads: inherit, where they start, is taken; hand-set not. */
+	mktask(700, 702, "app", 1, 0, "0-3", "\n");
+	mgr_on_fork(mgr, 700, 702, 700);
+	mgr_flush(mgr, UINT64_MAX);
+	CHECK_STR(soft_of(700, 702), "0\n");
+	mktask(700, 703, "app", 1, 0, "0-3", "2-3\n"); /* from 701 */
+	mgr_on_fork(mgr, 700, 703, 700);
+	mgr_flush(mgr, UINT64_MAX);
+	CHECK_STR(soft_of(700, 703), "2-3\n");
+	/* A thread exit is forgotten, hand-set or not. */
+	rm_task(700, 703);
+	mgr_on_exit(mgr, 703, 700);
+	CHECK(mgr_lookup(mgr, 700)->own.nthreads == 3);
+
+	/* A reload that changes the rule keeps the hand-set masks ... */
+	c2 = load("rules = ( { name = \"app\"; comm = \"app\"; "
+		  "cpus = \"1\"; } );",
+		  err, sizeof(err));
+	CHECK(mgr_reload(mgr, c2) == 0 && mgr_scan_finish(mgr) == 0);
+	CHECK_STR(soft_of(700, 700), "1\n");
+	CHECK_STR(soft_of(700, 702), "1\n");
+	CHECK_STR(soft_of(700, 701), "2-3\n");
+	CHECK_STR(soft_of(710, 710), "none\n");
+	CHECK(mgr_processes(mgr) == 2 && mgr->nhand_procs == 2);
+	config_free(c1);
+
+	/* ... and stop restores only what we set. */
+	mgr_restore_all(mgr);
+	CHECK_STR(soft_of(700, 700), "\n");
+	CHECK_STR(soft_of(700, 702), "\n");
+	CHECK_STR(soft_of(700, 701), "2-3\n");
+	mgr_scan(mgr);
+
+	/* exec: only the leader is left, and it is adopted afresh. */
+	rm_task(700, 701);
+	rm_task(700, 702);
+	set_soft(700, 700, "3\n");
+	mgr_on_exec(mgr, 700);
+	mgr_flush(mgr, UINT64_MAX);
+	CHECK_STR(soft_of(700, 700), "1\n");
+	CHECK(mgr_lookup(mgr, 700)->own.nhand == 0 && mgr->nhand_procs == 1);
+
+	/* SIGUSR1: re-adopt everything. */
+	CHECK(mgr_readopt(mgr) == 1);
+	CHECK(mgr_scan_finish(mgr) == 0);
+	CHECK_STR(soft_of(710, 710), "1\n");
+	CHECK(mgr->nhand_procs == 0);
+
+	/* A removed rule lets hand-managed processes go as they are. */
+	set_soft(710, 710, "3\n");
+	mgr_scan(mgr);
+	c3 = load("rules = ( { name = \"other\"; comm = \"zzz\"; "
+		  "cpus = \"1\"; } );",
+		  err, sizeof(err));
+	CHECK(mgr_reload(mgr, c3) == 0 && mgr_scan_finish(mgr) == 0);
+	CHECK(mgr_processes(mgr) == 0 && mgr->nhand_procs == 0);
+	CHECK_STR(soft_of(710, 710), "3\n");
+	CHECK_STR(soft_of(700, 700), "\n");
+	config_free(c2);
+	mgr_free(mgr);
+	mgr = NULL;
+
+	/* A dry run writes nothing, so it must not see hand-set masks. */
+	c2 = mgr_setup_dry("rules = ( { name = \"app\"; comm = \"app\"; "
+			   "cpus = \"0\"; } );",
+			   true);
+	fake_writes = 0;
+	CHECK(c2 && mgr_scan(mgr) == 0 && mgr_scan(mgr) == 0);
+	CHECK(mgr_processes(mgr) == 2 && mgr->nhand_procs == 0);
+	CHECK(fake_writes == 0);
+	mgr_free(mgr);
+	mgr = NULL;
+	config_free(c2);
+	config_free(c3);
+	aff_write = write_file_at;
+}
+
+static unsigned int ticks;
+
+static void count_tick(void *ud)
+{
+	(void)ud;
+	ticks++;
+}
+
+void test_manager_slices(void)
+{
+	struct config *c, *c2;
+	uint64_t scans;
+	char err[512];
+	int steps = 0, r;
+
+	fake_fixture();
+	for (int p = 800; p < 1100; p++)
+		mktask(p, p, p % 3 ? "rest" : "app", (unsigned)p, 0, "0-3",
+		       "\n");
+	c = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
+		      "cpus = \"0\"; } );");
+	if (!c)
+		return;
+	mgr_set_tick(mgr, count_tick, NULL);
+	ticks = 0;
+	/* A deadline already past: one pid per step, then back to the loop. */
+	CHECK(mgr_scan_start(mgr, SCAN_FULL) == 0);
+	while ((r = mgr_scan_step(mgr, 0)) == 0)
+		steps++;
+	CHECK(r == 1 && !mgr_scan_busy(mgr));
+	CHECK(steps >= 299);
+	CHECK(mgr_processes(mgr) == 100 && mgr->others.count == 200);
+	CHECK(ticks == 0); /* one pid per step: never 64 in a row */
+	CHECK(mgr_scan(mgr) == 0);
+	CHECK(ticks >= 4); /* 300 pids in one go */
+
+	/*
+	 * LIGHT trusts what it knows: a comm change without an event is
+	 * not read, a new pid is; ATTRS re-reads and finds the change.
+	 */
+	mktask(802, 802, "app", 802, 0, "0-3", "\n");
+	mktask(1200, 1200, "app", 1200, 0, "0-3", "\n");
+	CHECK(mgr_scan_start(mgr, SCAN_LIGHT) == 0 &&
+	      mgr_scan_finish(mgr) == 0);
+	CHECK(mgr_lookup(mgr, 802) == NULL);
+	CHECK_STR(soft_of(1200, 1200), "0\n");
+	CHECK(mgr_scan_start(mgr, SCAN_ATTRS) == 0 &&
+	      mgr_scan_finish(mgr) == 0);
+	CHECK_STR(soft_of(802, 802), "0\n");
+	/* ATTRS and LIGHT leave the threads of known processes alone. */
+	mktask(802, 1250, "app", 802, 0, "0-3", "\n");
+	CHECK(mgr_scan_start(mgr, SCAN_ATTRS) == 0 &&
+	      mgr_scan_finish(mgr) == 0);
+	CHECK_STR(soft_of(802, 1250), "\n");
+	/* NEW reads only the threads not met before. */
+	fake_writes = 0;
+	CHECK(mgr_scan_start(mgr, SCAN_NEW) == 0 &&
+	      mgr_scan_finish(mgr) == 0);
+	CHECK_STR(soft_of(802, 1250), "0\n");
+	CHECK(fake_writes == 1);
+	/* Exits are noticed by every kind; children of others are known. */
+	mgr_on_fork(mgr, 803, 1300, 1300);
+	mgr_flush(mgr, UINT64_MAX);
+	CHECK(mgr_processes(mgr) == 102 && mgr->others.count == 200);
+	rm_task(1200, 1200);
+	{
+		char cmd[PATH_MAX + 16];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s/1200", proc);
+		CHECK(system(cmd) == 0);
+	}
+	CHECK(mgr_scan_start(mgr, SCAN_LIGHT) == 0 &&
+	      mgr_scan_finish(mgr) == 0);
+	CHECK(mgr_lookup(mgr, 1200) == NULL && mgr_processes(mgr) == 101);
+	CHECK(mgr->others.count == 199); /* 1300 never showed up */
+
+	/* Many threads: all remembered, in order. */
+	for (int t = 1400; t < 1440; t++)
+		mktask(1400, t, "app", 1400, 0, "0-3", "\n");
+	CHECK(mgr_scan(mgr) == 0);
+	CHECK(mgr_lookup(mgr, 1400) && mgr_lookup(mgr, 1400)->own.nthreads == 40);
+	CHECK(mgr_lookup(mgr, 1400)->own.threads[39].tid == 1439);
+	CHECK_STR(soft_of(1400, 1421), "0\n");
+	rm_task(1400, 1421);
+	mgr_on_exit(mgr, 1421, 1400);
+	CHECK(mgr_lookup(mgr, 1400)->own.nthreads == 39);
+	{
+		char cmd[PATH_MAX + 16];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s/1400", proc);
+		CHECK(system(cmd) == 0);
+	}
+
+	/* A reload that changes a rule in the middle of a scan starts over. */
+	c2 = load("rules = ( { name = \"app\"; comm = \"app\"; "
+		  "cpus = \"1\"; } );",
+		  err, sizeof(err));
+	CHECK(c2 && mgr_scan_start(mgr, SCAN_FULL) == 0);
+	CHECK(mgr_scan_step(mgr, 0) == 0);
+	scans = mgr->cnt.scans;
+	CHECK(mgr_reload(mgr, c2) == 0 && mgr_scan_busy(mgr));
+	CHECK(mgr->cnt.scans == scans + 1);
+	config_free(c);
+	CHECK(mgr_scan_finish(mgr) == 0 && mgr_processes(mgr) == 101);
+	/* One that keeps the rules lets it go on. */
+	c = load("rules = ( { name = \"app\"; comm = \"app\"; "
+		 "cpus = \"1\"; } );",
+		 err, sizeof(err));
+	CHECK(c && mgr_scan_start(mgr, SCAN_FULL) == 0);
+	CHECK(mgr_scan_step(mgr, 0) == 0);
+	scans = mgr->cnt.scans;
+	CHECK(mgr_reload(mgr, c) == 1 && mgr_scan_busy(mgr));
+	CHECK(mgr->cnt.scans == scans);
+	config_free(c2);
+	CHECK(mgr_scan_finish(mgr) == 0 && mgr_processes(mgr) == 101);
+	mgr_free(mgr);
+	mgr = NULL;
+	config_free(c);
+	aff_write = write_file_at;
+}
+
+void test_manager_dirty(void)
+{
+	struct config *c;
+	uint64_t evals;
+
+	fake_fixture();
+	c = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
+		      "cpus = \"0-1\"; } );");
+	if (!c)
+		return;
+	for (int tid = 900; tid <= 901; tid++)
+		mktask(900, tid, "app", 90, 0, "0-3", "\n");
+	mktask(920, 920, "rest", 92, 0, "0-3", "\n");
+	CHECK(mgr_scan(mgr) == 0);
+	CHECK_STR(soft_of(900, 901), "0-1\n");
+
+	/* A comm-flip storm: a thousand events, one evaluation. */
+	mktask(920, 920, "app", 92, 0, "0-3", "\n");
+	evals = mgr->cnt.evals;
+	for (int i = 0; i < 1000; i++)
+		mgr_on_change(mgr, 920);
+	CHECK(dirtyq_count(&mgr->dirty) == 1);
+	CHECK(mgr_flush(mgr, UINT64_MAX));
+	CHECK(mgr->cnt.evals == evals + 1 && mgr_lookup(mgr, 920));
+	/* Same process, same comm: the match cache answers. */
+	evals = mgr->cnt.evals;
+	mgr_on_change(mgr, 920);
+	mgr_flush(mgr, UINT64_MAX);
+	CHECK(mgr->cnt.evals == evals && mgr->cnt.cached > 0);
+	/* A uid change does not trust the cache either. */
+	mgr_on_uid(mgr, 920);
+	mgr_flush(mgr, UINT64_MAX);
+	CHECK(mgr->cnt.evals == ++evals);
+	/* An exec always evaluates afresh. */
+	mgr_on_exec(mgr, 920);
+	mgr_flush(mgr, UINT64_MAX);
+	CHECK(mgr->cnt.evals == evals + 1);
+	/* An exit drops a pending evaluation. */
+	mgr_on_change(mgr, 920);
+	mgr_on_exit(mgr, 920, 920);
+	CHECK(dirtyq_count(&mgr->dirty) == 0 && !mgr_lookup(mgr, 920));
+	/* A deadline already past: one pid per flush. */
+	mgr_on_change(mgr, 900);
+	mgr_on_exec(mgr, 920);
+	CHECK(!mgr_flush(mgr, 0) && dirtyq_count(&mgr->dirty) == 1);
+	CHECK(mgr_flush(mgr, 0));
+	/*
+	 * Oldest first: a pid drained and marked again (a rename loop)
+	 * goes to the back, behind those that waited before it.
+	 */
+	for (int p = 955; p >= 950; p--) {
+		mktask(p, p, "app", (unsigned)p, 0, "0-3", "\n");
+		mgr_on_exec(mgr, p);
+	}
+	for (int i = 0; i < 6; i++) {
+		CHECK(mgr_flush(mgr, 0) == false);
+		CHECK(mgr_lookup(mgr, 955 - i));
+		CHECK(i == 5 || !mgr_lookup(mgr, 954 - i));
+		mgr_on_change(mgr, 955);
+	}
+	CHECK(dirtyq_count(&mgr->dirty) == 1 && mgr->dirty.head->node.pid == 955);
+	CHECK(mgr_flush(mgr, UINT64_MAX));
+
+	/*
+	 * A child forked from a managed process that matches nothing has
+	 * the parent's mask: reset on stop, unless someone changed it.
+	 */
+	mktask(930, 930, "other", 93, 0, "0-3", "0-1\n");
+	mktask(930, 931, "other", 93, 0, "0-3", "3\n");
+	mgr_on_fork(mgr, 900, 930, 930);
+	mgr_flush(mgr, UINT64_MAX);
+	CHECK(!mgr_lookup(mgr, 930));
+	/* One found by a scan (events missed): its ppid tells. */
+	fixture_ppid = 900;
+	mktask(940, 940, "other", 94, 0, "0-3", "0-1\n");
+	fixture_ppid = 0;
+	CHECK(mgr_scan(mgr) == 0);
+	mgr_restore_all(mgr);
+	CHECK_STR(soft_of(900, 900), "\n");
+	CHECK_STR(soft_of(930, 930), "\n");
+	CHECK_STR(soft_of(930, 931), "3\n");
+	CHECK_STR(soft_of(940, 940), "\n");
+	mgr_free(mgr);
+	mgr = NULL;
+	config_free(c);
+	aff_write = write_file_at;
+}
+
+/* threads = "main": the other threads lose what they inherited. */
+void test_threads_main(void)
+{
+	struct config *c;
+	static const char *const soft[] = {"0-3\n", "0-1\n", "3\n"};
+
+	fake_fixture();
+	c = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
+		      "cpus = \"0-1\"; threads = \"main\"; } );");
+	if (!c)
+		return;
+	for (int t = 0; t < 3; t++)
+		mktask(950, 950 + t, "app", 95, 0, "0-3", soft[t]);
+	CHECK(mgr_scan(mgr) == 0);
+	CHECK_STR(soft_of(950, 950), "0-1\n");
+	CHECK_STR(soft_of(950, 951), "\n");
+	CHECK_STR(soft_of(950, 952), "3\n");
+	/* A thread started later inherits the main thread's mask: reset. */
+	mktask(950, 953, "app", 95, 0, "0-3", "0-1\n");
+	mgr_on_fork(mgr, 950, 953, 950);
+	mgr_flush(mgr, UINT64_MAX);
+	CHECK_STR(soft_of(950, 953), "\n");
+	mgr_free(mgr);
+	mgr = NULL;
+	config_free(c);
+	aff_write = write_file_at;
+}

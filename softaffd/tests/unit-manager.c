@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The manager: scans, events, pid reuse, error policy, reload, many
+ * processes.
+ */
+#include "unit.h"
+
+void test_manager_scan(void)
+{
+	struct config *c;
+
+	fake_fixture();
+	mktask(200, 200, "app one", 10, 0, "0-3", "\n");
+	mktask(200, 201, "app one", 10, 0, "0-3", "\n");
+	mktask(200, 202, "app one", 10, 1, "0-3", "\n"); /* RT */
+	mktask(300, 300, "other", 11, 0, "0-3", "\n");
+	mktask(400, 400, "app (x)", 12, 0, "2-3", "\n"); /* empty */
+	/* A kernel thread named like a match. */
+	{
+		char path[PATH_MAX], buf[1024];
+
+		stat_line(buf, sizeof(buf), 2, "app kthread", PF_KTHREAD_BIT, 1,
+			  0);
+		snprintf(path, sizeof(path), "%s/2/stat", proc);
+		put(path, buf);
+	}
+	c = mgr_setup("rules = ( { name = \"app\"; comm = \"app*\"; "
+		      "nodes = [ 0 ]; } );");
+	if (!c)
+		return;
+	CHECK(mgr_scan(mgr) == 0);
+	CHECK(mgr_processes(mgr) == 2); /* 200 and 400; not 300, not the kthread */
+	CHECK_STR(soft_of(200, 200), "0-1\n");
+	CHECK_STR(soft_of(200, 201), "0-1\n");
+	CHECK_STR(soft_of(200, 202), "\n");
+	CHECK_STR(soft_of(300, 300), "\n");
+	CHECK(mgr->cnt.written == 2 && mgr->cnt.rt == 1 && mgr->cnt.empty == 1);
+
+	/* A rescan writes nothing new; the empty warning is not repeated. */
+	unsigned long warns = log_counts[LOG_WARNING];
+	fake_writes = 0;
+	CHECK(mgr_scan(mgr) == 0);
+	CHECK(fake_writes == 0);
+	CHECK(log_counts[LOG_WARNING] == warns);
+
+	/* A new thread via the connector path. */
+	mktask(200, 203, "app one", 10, 0, "0-3", "\n");
+	mgr_on_fork(mgr, 200, 203, 200);
+	mgr_flush(mgr, UINT64_MAX);
+	CHECK_STR(soft_of(200, 203), "0-1\n");
+
+	/* A forked child of a managed process is evaluated ... */
+	mktask(210, 210, "app one", 20, 0, "0-3", "\n");
+	mgr_on_fork(mgr, 200, 210, 210);
+	mgr_flush(mgr, UINT64_MAX);
+	CHECK(mgr_lookup(mgr, 210) != NULL);
+	CHECK_STR(soft_of(210, 210), "0-1\n");
+	/* ... a child of an unmanaged one is not (same attrs, no match). */
+	mktask(310, 310, "other", 21, 0, "0-3", "\n");
+	mgr_on_fork(mgr, 300, 310, 310);
+	mgr_flush(mgr, UINT64_MAX);
+	CHECK(mgr_lookup(mgr, 310) == NULL);
+
+	/* exec into something else: unmanaged and restored. */
+	mktask(210, 210, "bash", 20, 0, "0-3", NULL);
+	mgr_eval_pid(mgr, 210);
+	CHECK(mgr_lookup(mgr, 210) == NULL);
+	CHECK_STR(soft_of(210, 210), "\n");
+
+	/* A new thread of a pid that was reused behind our back: no write. */
+	mktask(210, 210, "app one", 30, 0, "0-3", "\n");
+	mgr_on_fork(mgr, 200, 210, 210);
+	mgr_flush(mgr, UINT64_MAX);
+	CHECK(mgr_lookup(mgr, 210) != NULL);
+	mktask(210, 210, "app one", 31, 0, "0-3", "\n"); /* reused */
+	mktask(210, 211, "app one", 31, 0, "0-3", "\n");
+	mgr_on_fork(mgr, 210, 211, 210);
+	mgr_flush(mgr, UINT64_MAX);
+	CHECK_STR(soft_of(210, 211), "\n");
+	CHECK(mgr_lookup(mgr, 210) == NULL);
+	{
+		char rm[PATH_MAX + 16];
+
+		snprintf(rm, sizeof(rm), "rm -rf %s/210", proc);
+		CHECK(system(rm) == 0);
+	}
+
+	/* Exit of a non-leader thread keeps the process, leader drops it. */
+	mgr_on_exit(mgr, 201, 200);
+	CHECK(mgr_lookup(mgr, 200) != NULL);
+	mgr_on_exit(mgr, 200, 200);
+	CHECK(mgr_lookup(mgr, 200) == NULL);
+
+	/* pid reuse: same pid, new start time -> a new process. */
+	mgr_scan(mgr);
+	struct managed *e = mgr_lookup(mgr, 200);
+	CHECK(e && e->starttime == 10);
+	mktask(200, 200, "app two", 77, 0, "0-3", "\n");
+	mgr_eval_pid(mgr, 200);
+	e = mgr_lookup(mgr, 200);
+	CHECK(e && e->starttime == 77);
+
+	/* Processes that vanished are forgotten by the next scan. */
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/400", proc);
+	CHECK(system(cmd) == 0);
+	mgr_scan(mgr);
+	CHECK(mgr_lookup(mgr, 400) == NULL);
+	CHECK(mgr_processes(mgr) == 1);
+
+	mgr_free(mgr);
+	mgr = NULL;
+	config_free(c);
+	aff_write = write_file_at;
+}
+
+void test_manager_errors(void)
+{
+	struct config *c, *c2;
+	unsigned long warns;
+
+	fake_fixture();
+	for (int p = 500; p < 505; p++)
+		mktask(p, p, "job", 1, 0, "0-3", "\n");
+	mktask(500, 501, "job", 1, 0, "0-3", "\n");
+	c = mgr_setup("rules = ( { name = \"jobs\"; comm = \"job\"; "
+		      "cpus = \"1\"; } );");
+	if (!c)
+		return;
+
+	/* EINVAL: warned once for the whole rule, still managed. */
+	fake_err = -EINVAL;
+	warns = log_counts[LOG_WARNING];
+	mgr_scan(mgr);
+	CHECK(mgr->cnt.einval == 6);
+	CHECK(log_counts[LOG_WARNING] == warns + 1);
+	CHECK(mgr_processes(mgr) == 5);
+
+	/* EPERM: warned once per process, then it is left alone. */
+	fake_err = -EPERM;
+	fake_writes = 0;
+	warns = log_counts[LOG_WARNING];
+	mgr_scan(mgr);
+	CHECK(log_counts[LOG_WARNING] == warns + 5);
+	CHECK(fake_writes == 5); /* stops at the first thread of 500 */
+	fake_writes = 0;
+	mgr_scan(mgr);
+	CHECK(fake_writes == 0);
+	CHECK(log_counts[LOG_WARNING] == warns + 5);
+
+	/* Gone mid-operation: silent. */
+	fake_err = -ESRCH;
+	mgr_free(mgr);
+	mgr = NULL;
+	c2 = mgr_setup("rules = ( { name = \"jobs\"; comm = \"job\"; "
+		       "cpus = \"1\"; } );");
+	warns = log_counts[LOG_WARNING];
+	mgr_scan(mgr);
+	CHECK(log_counts[LOG_WARNING] == warns);
+	CHECK(mgr->cnt.gone == 6);
+	fake_err = 0;
+	mgr_free(mgr);
+	mgr = NULL;
+	config_free(c2);
+	config_free(c);
+	aff_write = write_file_at;
+}
+
+/*
+ * Anyone can start processes whose hard affinity excludes a rule's
+ * CPUs: one warning each, but at most LOG_RL_BURST per rule and
+ * window, then one saying how many were suppressed.
+ */
+void test_manager_warn_limit(void)
+{
+	unsigned long warns, debugs;
+	struct config *c;
+
+	fake_fixture();
+	for (int p = 510; p < 540; p++)
+		mktask(p, p, "job", 1, 0, "2-3", "\n");
+	c = mgr_setup("rules = ( { name = \"jobs\"; comm = \"job\"; "
+		      "cpus = \"1\"; } );");
+	if (!c)
+		return;
+	warns = log_counts[LOG_WARNING];
+	debugs = log_counts[LOG_DEBUG];
+	CHECK(mgr_scan(mgr) == 0 && mgr->cnt.empty == 30);
+	CHECK(log_counts[LOG_WARNING] == warns + LOG_RL_BURST);
+	CHECK(log_counts[LOG_DEBUG] >= debugs + 30 - LOG_RL_BURST);
+	/* Once per process still: a rescan adds none. */
+	mgr_scan(mgr);
+	CHECK(log_counts[LOG_WARNING] == warns + LOG_RL_BURST);
+	mgr_flush_logs(mgr, now_ms() + LOG_RL_WINDOW_MS);
+	CHECK(log_counts[LOG_WARNING] == warns + LOG_RL_BURST + 1);
+	mgr_free(mgr);
+	mgr = NULL;
+	config_free(c);
+	aff_write = write_file_at;
+}
+
+void test_manager_reload(void)
+{
+	struct config *c1, *c2, *c3;
+	char err[512];
+
+	fake_fixture();
+	mktask(600, 600, "keep", 1, 0, "0-3", "\n");
+	mktask(601, 601, "change", 1, 0, "0-3", "\n");
+	mktask(602, 602, "gone", 1, 0, "0-3", "\n");
+	mktask(603, 603, "foreign", 1, 0, "0-3", "\n");
+	c1 = mgr_setup(
+		"rules = (\n"
+		"{ name = \"keep\"; comm = \"keep\"; cpus = \"0\"; },\n"
+		"{ name = \"change\"; comm = \"change\"; cpus = \"0\"; },\n"
+		"{ name = \"gone\"; comm = \"gone\"; cpus = \"0\"; },\n"
+		"{ name = \"foreign\"; comm = \"foreign\"; cpus = \"0\"; }\n"
+		");");
+	if (!c1)
+		return;
+	mgr_scan(mgr);
+	CHECK(mgr_processes(mgr) == 4);
+	/* Someone else changes 603 after us. */
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/603/task/603/soft_affinity_list",
+		 proc);
+	put(path, "2-3\n");
+
+	c2 = load("rules = (\n"
+		  "{ name = \"change\"; comm = \"change\"; cpus = \"1\"; },\n"
+		  "{ name = \"keep\"; comm = \"keep\"; cpus = \"0\"; }\n"
+		  ");",
+		  err, sizeof(err));
+	CHECK(c2 != NULL);
+	fake_writes = 0;
+	CHECK(mgr_reload(mgr, c2) == 0 && mgr_scan_finish(mgr) == 0);
+	CHECK_STR(soft_of(600, 600), "0\n");   /* untouched */
+	CHECK_STR(soft_of(601, 601), "1\n");   /* re-applied */
+	CHECK_STR(soft_of(602, 602), "\n"); /* restored */
+	CHECK_STR(soft_of(603, 603), "2-3\n"); /* foreign: left alone */
+	CHECK(mgr_lookup(mgr, 600)->rule == 1);
+	CHECK(mgr->rules[0].nprocs == 1 && mgr->rules[1].nprocs == 1);
+	CHECK(fake_writes == 3); /* 601 reset + 601 apply + 602 reset */
+	config_free(c1);
+
+	/*
+	 * The same rules again: the scan in progress, the events queued
+	 * and the match cache go on; starting the scan over at every
+	 * reload, a reload loop never let the first one end.
+	 */
+	c3 = load("rules = (\n"
+		  "{ name = \"change\"; comm = \"change\"; cpus = \"1\"; },\n"
+		  "{ name = \"keep\"; comm = \"keep\"; cpus = \"0\"; }\n"
+		  ");",
+		  err, sizeof(err));
+	c1 = load("rules = (\n"
+		  "{ name = \"keep\"; comm = \"keep\"; cpus = \"0\"; },\n"
+		  "{ name = \"change\"; comm = \"change\"; cpus = \"1\"; }\n"
+		  ");",
+		  err, sizeof(err));
+	CHECK(c3 && c1 && config_rules_equal(c2, c3));
+	/* In another order, other rules: the first that matches wins. */
+	CHECK(!config_rules_equal(c2, c1));
+	config_free(c1);
+	CHECK(mgr_scan_start(mgr, SCAN_FULL) == 0);
+	CHECK(mgr_scan_step(mgr, 0) == 0);
+	mgr_on_change(mgr, 601);
+	size_t others = mgr->others.count;
+	fake_writes = 0;
+	CHECK(mgr_reload(mgr, c3) == 1 && mgr->cfg == c3);
+	CHECK(mgr_scan_busy_with(mgr, SCAN_FULL));
+	CHECK(dirtyq_count(&mgr->dirty) == 1 && mgr->others.count == others);
+	CHECK(mgr_lookup(mgr, 600)->rule == 1 && mgr->rules[0].nprocs == 1);
+	config_free(c2);
+	CHECK(mgr_scan_finish(mgr) == 0 && mgr_flush(mgr, UINT64_MAX));
+	CHECK(fake_writes == 0 && mgr_processes(mgr) == 2);
+
+	/* Shutdown with restore_on_exit. */
+	mgr_restore_all(mgr);
+	CHECK_STR(soft_of(600, 600), "\n");
+	CHECK_STR(soft_of(601, 601), "\n");
+	mgr_free(mgr);
+	mgr = NULL;
+	config_free(c3);
+	aff_write = write_file_at;
+}
+
+void test_manager_many(void)
+{
+	struct config *c;
+
+	/* Enough processes to exercise growing and shrinking the table. */
+	fake_fixture();
+	for (int p = 1000; p < 3000; p++)
+		mktask(p, p, p % 2 ? "odd" : "even", (unsigned)p, 0, "0-3",
+		       "\n");
+	c = mgr_setup("rules = ( { comm = \"odd\"; cpus = \"0\"; } );");
+	if (!c)
+		return;
+	mgr_scan(mgr);
+	CHECK(mgr_processes(mgr) == 1000);
+	CHECK(mgr->procs.nbuckets >= 512);
+	char cmd[PATH_MAX + 32];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/1* %s/2[0-8]*", proc, proc);
+	CHECK(system(cmd) == 0);
+	mgr_scan(mgr);
+	CHECK(mgr_processes(mgr) == 50);
+	CHECK(mgr->procs.nbuckets == 256);
+	struct sbuf b = {0};
+	mgr_status(mgr, &b);
+	CHECK(b.buf && strstr(b.buf, "processes 50 pids 2901 2903"));
+	sbuf_free(&b);
+	mgr_free(mgr);
+	mgr = NULL;
+	config_free(c);
+	aff_write = write_file_at;
+}

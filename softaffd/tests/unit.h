@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef SOFTAFF_TESTS_UNIT_H
+#define SOFTAFF_TESTS_UNIT_H
+
+/*
+ * The unit tests' shared fixture (unit-fixture.c) and their list; one
+ * file per area of the code, one binary (unit.c runs them).  Everything
+ * runs against fixture /proc and /sys trees in a temporary directory;
+ * writes to soft_affinity go through an injected function that can
+ * fail on demand.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "affinity.h"
+#include "cgstat.h"
+#include "config.h"
+#include "container.h"
+#include "control.h"
+#include "cpuset.h"
+#include "explain.h"
+#include "log.h"
+#include "manager-internal.h"
+#include "notify.h"
+#include "procconn.h"
+#include "procfs.h"
+#include "rulectl.h"
+#include "rulelog.h"
+#include "rules.h"
+#include "sampler.h"
+#include "caps.h"
+#include "owned.h"
+#include "status.h"
+#include "sysctl.h"
+#include "topology.h"
+#include "util.h"
+
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+
+#include "test.h"
+
+/* unit-fixture.c */
+extern char tmp[PATH_MAX];
+extern char proc[PATH_MAX];
+extern char sys[PATH_MAX];
+void mkdirs(const char *path);
+void put(const char *path, const char *content);
+const char *get(const char *path);
+int rm_cb(const char *p, const struct stat *s, int f, struct FTW *w);
+void fixture_reset(void);
+extern int fixture_ppid;
+void stat_line(char *buf, size_t size, int pid, const char *comm,
+	       unsigned long flags, unsigned long long start,
+	       unsigned int policy);
+void mktask(int pid, int tid, const char *comm, unsigned long long start,
+	    unsigned int policy, const char *hard, const char *soft);
+const char *soft_of(int pid, int tid);
+extern int fake_err;
+extern int fake_writes;
+extern const char *fake_fail_on;
+void fake_fixture(void);
+extern struct topology topo;
+struct config *load(const char *text, char *err, size_t errlen);
+void put_sys(const char *rel, const char *content);
+void two_node_topo(void);
+extern struct mgr *mgr;
+struct config *mgr_setup_dry(const char *text, bool dry_run);
+struct config *mgr_setup(const char *text);
+void mgr_status(const struct mgr *m, struct sbuf *b);
+void put_proc(const char *rel, const char *content);
+const char *get_at(const char *root, const char *rel);
+bool xattr_ok(const char *dir);
+
+/* unit-affinity.c */
+void test_softness_actuator(void);
+void test_affinity(void);
+void test_aff_decide(void);
+void test_ratio_decide(void);
+/* unit-config.c */
+void test_rules(void);
+void test_unit_key(void);
+void test_config_errors(void);
+void test_config_ok(void);
+void test_rules_lazy(void);
+void test_config_files(void);
+void test_config_dropins(void);
+/* unit-container.c */
+void test_container_cache(void);
+void test_manager_container(void);
+/* unit-control.c */
+void test_sampler(void);
+void test_control(void);
+void test_write_order(void);
+void test_sysctl(void);
+void test_rulectl(void);
+/* unit-manager-threads.c */
+void test_manager_hand(void);
+void test_manager_slices(void);
+void test_manager_dirty(void);
+void test_threads_main(void);
+/* unit-manager.c */
+void test_manager_scan(void);
+void test_manager_errors(void);
+void test_manager_warn_limit(void);
+void test_manager_reload(void);
+void test_manager_many(void);
+/* unit-parsers.c */
+void test_cpuset_list(void);
+void test_cpuset_mask(void);
+void test_stat_parser(void);
+void test_status_parser(void);
+void test_topology(void);
+void test_procconn_parse(void);
+void test_util(void);
+void test_notify(void);
+void test_cgstat(void);
+/* unit-queues.c */
+void test_ratelimit(void);
+void test_budget(void);
+void test_owned(void);
+void test_dirtyq(void);
+void test_dirtyq_no_starvation(void);
+/* unit-softness.c */
+void test_mgr_sample(void);
+void test_mgr_sample_cgroup(void);
+void test_cgroup_wait_size(void);
+void test_mgr_cgroup_recreated(void);
+/* unit-status.c */
+void test_status_format(void);
+
+#endif
