@@ -40,9 +40,13 @@ enum aff_result aff_classify(int err)
 	}
 }
 
+/* tid 0: the process level, /proc/PID/soft_affinity_list. */
 static void soft_path(char *path, size_t size, int tid)
 {
-	snprintf(path, size, "task/%d/soft_affinity_list", tid);
+	if (tid)
+		snprintf(path, size, "task/%d/soft_affinity_list", tid);
+	else
+		snprintf(path, size, "soft_affinity_list");
 }
 
 int aff_read_soft(int pfd, int tid, struct cpureq *ret)
@@ -104,6 +108,12 @@ err:
 	return aff_classify(r);
 }
 
+enum aff_result aff_write_soft(int pfd, int tid, const struct cpureq *req,
+			       int *ret_err)
+{
+	return write_req(pfd, tid, req, ret_err);
+}
+
 static bool req_is(const struct cpureq *req, const struct cpuset *target)
 {
 	return req->state == REQ_SET && cpuset_equal(&req->cpus, target);
@@ -145,12 +155,19 @@ static enum aff_result aff_thread(int pfd, int tid,
 	enum aff_result res;
 
 	*ret_err = 0;
-	res = read_masks(pfd, tid, &hard, &req, ret_err);
-	if (res != AFF_WRITTEN)
-		return res;
 	if (restore) {
+		/* Only the request matters: the hard mask and policy do not. */
+		int r = aff_read_soft(pfd, tid, &req);
+
+		if (r < 0) {
+			*ret_err = r;
+			return aff_classify(r);
+		}
 		res = aff_decide_restore(&req, target);
 	} else {
+		res = read_masks(pfd, tid, &hard, &req, ret_err);
+		if (res != AFF_WRITTEN)
+			return res;
 		res = aff_decide(&hard, &req, target, claim);
 		want = (struct cpureq){.state = REQ_SET, .cpus = *target};
 	}

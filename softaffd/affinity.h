@@ -39,9 +39,13 @@ enum aff_result aff_classify(int err);
 
 /*
  * Read the thread's own request, task/TID/soft_affinity_list, under a
- * process directory fd (procfs_open_pid()).  0 or -errno.
+ * process directory fd (procfs_open_pid()); tid 0: the process's,
+ * soft_affinity_list.  0 or -errno.
  */
 int aff_read_soft(int pfd, int tid, struct cpureq *ret);
+/* Write req there (tid 0: the process level), as it reads back. */
+enum aff_result aff_write_soft(int pfd, int tid, const struct cpureq *req,
+			       int *ret_err);
 
 /*
  * How much of a thread's own request softaffd may overwrite.  softaffd

@@ -74,27 +74,28 @@ void daemon_caps_update(struct daemon *d)
 }
 
 /*
- * A reload that kept the rules still checks every managed thread: that
- * is how masks set by hand since are found.  But it does not start over
- * a full scan in progress (the first one, or an earlier reload's): in a
- * reload loop none would ever end, and READY=1 waits for the first.
- * What that scan has passed already gets its check from one more full
- * scan right after it.  Returns what the log line says.
+ * A reload (whether it changed the rules or not) and SIGUSR1 check every
+ * managed thread and evaluate every process: that is how masks set by
+ * hand since are found, and how processes that the new rules match and
+ * the old ones did not are picked up.  But a full scan in progress (the
+ * first one, or an earlier reload's) is not started over: in a reload
+ * loop none would ever end, and READY=1 waits for the first.  What that
+ * scan has passed already gets its check from one more full scan right
+ * after it.  Returns what the log line says.
  */
 const char *daemon_recheck(struct daemon *d)
 {
-	int r;
+	int r = mgr_recheck(d->mgr);
 
-	if (mgr_scan_busy_with(d->mgr, SCAN_FULL)) {
+	if (r == 1) {
 		d->recheck_due = true;
-		return "the full scan in progress goes on";
+		return "the full scan in progress goes on, one more after it";
 	}
-	r = mgr_scan_start(d->mgr, SCAN_FULL);
 	if (r < 0) {
 		log_warn("cannot scan %s: %s", d->o->roots.proc, strerror(-r));
 		return "no full scan";
 	}
-	return "checking every managed thread";
+	return "checking every process";
 }
 
 /*
@@ -148,9 +149,6 @@ void daemon_reload(struct daemon *d)
 		goto out;
 	}
 	same = r == 1;
-	/* A changed reload started a full scan of its own. */
-	if (!same)
-		d->recheck_due = false;
 	config_free(d->cfg);
 	d->cfg = ncfg;
 	if (ntopo) {
@@ -173,14 +171,10 @@ void daemon_reload(struct daemon *d)
 	softness_setup(d);
 	softness_apply_config(d);
 	daemon_arm_timers(d);
-	if (same) {
-		const char *scan = daemon_recheck(d);
-
-		log_info("configuration reloaded: %u rules, none changed; %s",
-			 d->cfg->nrules, scan);
-	} else {
-		log_info("configuration reloaded: %u rules", d->cfg->nrules);
-	}
+	/* Managed processes have their new rules already (mgr_reload). */
+	log_info("configuration reloaded: %u rules, %s; %s", d->cfg->nrules,
+		 same ? "none changed" : "managed processes matched again",
+		 daemon_recheck(d));
 out:
 	free(ntopo);
 	free(nutil);

@@ -233,11 +233,12 @@ static void on_signal(struct daemon *d)
 		if (si.ssi_signo == SIGHUP && !d->o->once) {
 			daemon_reload(d);
 		} else if (si.ssi_signo == SIGUSR1 && !d->o->once) {
-			size_t n = mgr_readopt(d->mgr);
+			/* A scan in progress goes on (daemon_recheck). */
+			size_t n = mgr_forget_hand(d->mgr);
 
 			log_info("re-adopting every managed process (%zu with "
-				 "masks set by hand)",
-				 n);
+				 "masks set by hand); %s",
+				 n, daemon_recheck(d));
 			if (d->ratio.paused) {
 				sysctl_resume(&d->ratio);
 				softness_apply_config(d);
@@ -392,7 +393,8 @@ int daemon_run(struct daemon *d)
 			}
 		} else if (d->recheck_due) {
 			d->recheck_due = false;
-			log_debug("full scan again: a reload came during one");
+			log_debug("full scan again: a reload or SIGUSR1 came "
+				  "during one");
 			daemon_recheck(d);
 		} else if (d->rescan_pending &&
 			   (d->rescan_due ||

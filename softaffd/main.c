@@ -205,6 +205,29 @@ static void test_notes(const struct config *cfg)
 
 	if (privs_ptrace_notice(cfg, note, sizeof(note)))
 		fprintf(stderr, "%s\n", note);
+	/*
+	 * Anyone can name a process after a comm or cmdline rule's target;
+	 * the sample an adaptive rule's softness follows counts such
+	 * processes with the real ones (softaffd(8), Control law).
+	 */
+	for (unsigned int i = 0; i < cfg->nrules; i++) {
+		const struct rule *r = &cfg->rules[i];
+
+		if (r->softness.kind != SOFT_ADAPTIVE ||
+		    !(r->comm || r->cmdline) || r->exe || r->has_uid ||
+		    r->cgroup || r->unit)
+			continue;
+		fprintf(stderr,
+			"%s:%d: rule '%s' matches on %s alone, which any user "
+			"can give a process: its adaptive softness follows a "
+			"sample of the processes it matches, so many such "
+			"processes of one user can steer it; add user, exe, "
+			"cgroup or unit, or a fixed softness\n",
+			r->file ? r->file : cfg->path, r->line, r->name,
+			r->comm && r->cmdline ? "comm and cmdline"
+			: r->comm	      ? "comm"
+					      : "cmdline");
+	}
 	if (!need)
 		return;
 	fprintf(stderr,

@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The writes: a rule's mask on each thread of a managed process (or
- * "inherit" back, to restore), and its ratio as the process's
+ * The writes.  threads = "all": the rule's mask as the process's own
+ * request (/proc/PID/soft_affinity_list), one write that every thread,
+ * present and future, and every forked child inherits; what it read
+ * before is kept and written back on restore.  The threads are read only
+ * to find those with a request of their own (hand-set: the thread level
+ * comes first, and is left alone).  threads = "main": the mask on the
+ * main thread, the others reset.  And the rule's ratio as the process's
  * soft_affinity_ratio.  affinity.c reads, decides and writes one file;
- * this is the policy around it: which threads, what to log, when a
- * process stops being managed.
+ * this is the policy around it: which level, which threads, what to
+ * log, when a process stops being managed.  Thread walks are capped per
+ * evaluation (MGR_WALK_CAP) and go on in later flushes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,6 +21,7 @@
 #include "log.h"
 #include "manager-internal.h"
 
+/* tid 0: the process level. */
 static void log_hand(struct mgr *m, struct managed *e, int pfd, int tid)
 {
 	const struct rule *rule = &m->cfg->rules[e->rule];
@@ -28,24 +35,35 @@ static void log_hand(struct mgr *m, struct managed *e, int pfd, int tid)
 	    cpureq_format(&soft, true, now, sizeof(now)) < 0)
 		snprintf(now, sizeof(now), "?");
 	cpuset_format_list(rule_target(m, e->rule), cpus, sizeof(cpus));
-	log_msg(prio,
-		"pid %d (%s): soft affinity of thread %d set by hand to %s "
-		"(rule '%s' wants %s); leaving %s alone until it execs",
-		e->node.pid, procfs_escape(e->comm, comm, sizeof(comm)), tid,
-		now, rule->name, cpus,
-		e->flags & M_HAND_LOGGED ? "that thread" : "such threads");
+	if (tid)
+		log_msg(prio,
+			"pid %d (%s): soft affinity of thread %d set by hand "
+			"to %s (rule '%s' wants %s); leaving %s alone until "
+			"it execs",
+			e->node.pid, procfs_escape(e->comm, comm, sizeof(comm)),
+			tid, now, rule->name, cpus,
+			e->flags & M_HAND_LOGGED ? "that thread"
+						 : "such threads");
+	else
+		log_msg(prio,
+			"pid %d (%s): soft affinity of the process set by hand "
+			"to %s (rule '%s' wants %s); leaving it alone until it "
+			"execs",
+			e->node.pid, procfs_escape(e->comm, comm, sizeof(comm)),
+			now, rule->name, cpus);
 	e->flags |= M_HAND_LOGGED;
 }
 
+static bool note_result(struct mgr *m, struct managed *e, int tid,
+			enum aff_result res, int err);
+
 /*
- * Apply the rule to one thread.  Returns false to stop visiting further
- * threads of the process.
+ * threads = "main": apply the rule to one thread.  Returns false to
+ * stop visiting further threads of the process.
  */
 static bool apply_one(struct mgr *m, struct managed *e, int pfd, int tid)
 {
-	const struct rule *rule = &m->cfg->rules[e->rule];
 	struct mthread *t = owned_find(&e->own, tid);
-	char comm[128], cpus[CPUSET_LIST_BUFSZ];
 	enum aff_claim claim;
 	enum aff_result res;
 	int err;
@@ -56,29 +74,53 @@ static bool apply_one(struct mgr *m, struct managed *e, int pfd, int tid)
 	claim = m->dry_run || !(e->flags & M_ADOPTED) ? AFF_ADOPT
 		: t				      ? AFF_OURS
 						      : AFF_NEW;
+	bool was = managed_hand(e);
+
 	res = aff_apply_thread(pfd, tid, rule_target(m, e->rule), claim,
 			       m->dry_run, &err);
+	if (res == AFF_WRITTEN || res == AFF_UNCHANGED)
+		owned_remember(&e->own, tid, false);
+	else if (res == AFF_FOREIGN)
+		owned_remember(&e->own, tid, true);
+	mgr_hand_note(m, e, was);
+	if (res == AFF_FOREIGN) {
+		log_hand(m, e, pfd, tid);
+		return true;
+	}
+	return note_result(m, e, tid, res, err);
+}
+
+/*
+ * Count and log what a write to e (tid: one thread, 0: the process
+ * level) came to.  False: stop, the process is no longer managed.
+ */
+static bool note_result(struct mgr *m, struct managed *e, int tid,
+			enum aff_result res, int err)
+{
+	const struct rule *rule = &m->cfg->rules[e->rule];
+	char comm[128], cpus[CPUSET_LIST_BUFSZ], who[64];
+
 	procfs_escape(e->comm, comm, sizeof(comm));
+	if (tid)
+		snprintf(who, sizeof(who), "%d/%d", e->node.pid, tid);
+	else
+		snprintf(who, sizeof(who), "%d", e->node.pid);
 	switch (res) {
 	case AFF_WRITTEN:
 		m->cnt.written++;
-		m->nhand_procs += owned_remember(&e->own, tid, false);
 		cpuset_format_list(rule_target(m, e->rule), cpus, sizeof(cpus));
 		log_msg(m->dry_run || !(e->flags & M_LOGGED)
 				? mgr_rule_prio(m, e->rule)
 				: LOG_DEBUG,
-			"%sset soft affinity of %d/%d (%s) to %s (rule '%s')",
-			m->dry_run ? "dry-run: would " : "", e->node.pid, tid,
-			comm, cpus, rule->name);
+			"%sset soft affinity of %s (%s) to %s (rule '%s')",
+			m->dry_run ? "dry-run: would " : "", who, comm, cpus,
+			rule->name);
 		e->flags |= M_LOGGED;
 		break;
 	case AFF_UNCHANGED:
 		m->cnt.unchanged++;
-		m->nhand_procs += owned_remember(&e->own, tid, false);
 		break;
 	case AFF_FOREIGN:
-		m->nhand_procs += owned_remember(&e->own, tid, true);
-		log_hand(m, e, pfd, tid);
 		break;
 	case AFF_GONE:
 		m->cnt.gone++;
@@ -112,9 +154,9 @@ static bool apply_one(struct mgr *m, struct managed *e, int pfd, int tid)
 			cpuset_format_list(rule_target(m, e->rule), cpus,
 					   sizeof(cpus));
 			log_warn("rule '%s': kernel rejected soft affinity %s "
-				 "for %d/%d (%s); further rejections for this "
+				 "for %s (%s); further rejections for this "
 				 "rule are not logged",
-				 rule->name, cpus, e->node.pid, tid, comm);
+				 rule->name, cpus, who, comm);
 			m->rules[e->rule].einval_warned = true;
 		}
 		break;
@@ -122,8 +164,7 @@ static bool apply_one(struct mgr *m, struct managed *e, int pfd, int tid)
 		m->cnt.errors++;
 		if (!(e->flags & M_WARNED_ERROR)) {
 			log_msg(mgr_warn_prio(m, e->rule, RULE_WARN_ERROR),
-				"pid %d thread %d: soft affinity: %s",
-				e->node.pid, tid, strerror(-err));
+				"%s: soft affinity: %s", who, strerror(-err));
 			e->flags |= M_WARNED_ERROR;
 		}
 		break;
@@ -176,36 +217,141 @@ static bool unset_other(struct mgr *m, struct managed *e, int pfd, int tid)
 	if (!reset_one(m, e->node.pid, pfd, tid, rule_target(m, e->rule)))
 		return false;
 	/* Remembered as ours-and-reset: not looked at again. */
-	m->nhand_procs += owned_remember(&e->own, tid, false);
+	owned_remember(&e->own, tid, false);
 	return true;
 }
 
-typedef bool (*thread_fn)(struct mgr *, struct managed *, int, int);
+/*
+ * threads = "all": the process level decides for every thread without
+ * a request of its own.  A thread with one is hand-set: left alone,
+ * logged and listed.  Re-adoption (exec, SIGUSR1: retake) takes such
+ * requests back, to inherit, as it takes back the process level.  One
+ * that asks for exactly the rule's CPUs when the process is adopted is
+ * a leftover of ours (an older softaffd, or the main thread of a
+ * threads = "main" rule it was forked from): it goes back to inherit
+ * too, so that restoring the process level is enough.
+ */
+static bool check_thread(struct mgr *m, struct managed *e, int pfd, int tid,
+			 bool adopt, bool retake)
+{
+	const struct cpuset *target = rule_target(m, e->rule);
+	struct mthread *t = owned_find(&e->own, tid);
+	struct cpureq req;
+	bool was;
+	int r;
+
+	if (t && t->hand)
+		return true;
+	r = aff_read_soft(pfd, tid, &req);
+	if (r == -ENOENT && aff_missing_is_off)
+		return true;
+	if (r < 0) {
+		if (aff_classify(r) == AFF_GONE)
+			m->cnt.gone++;
+		else
+			note_result(m, e, tid, aff_classify(r), r);
+		return true;
+	}
+	if (req.state == REQ_INHERIT)
+		return true;
+	if (adopt && (retake || (req.state == REQ_SET &&
+				 cpuset_equal(&req.cpus, target)))) {
+		int err = 0;
+		enum aff_result res =
+			m->dry_run ? AFF_WRITTEN
+				   : aff_write_soft(pfd, tid,
+						    &(struct cpureq){.state = REQ_INHERIT},
+						    &err);
+
+		if (res == AFF_WRITTEN) {
+			m->cnt.written++;
+			log_msg(m->dry_run ? LOG_INFO : LOG_DEBUG,
+				"%sreset soft affinity of %d/%d to inherit: "
+				"the process's applies",
+				m->dry_run ? "dry-run: would " : "",
+				e->node.pid, tid);
+			return true;
+		}
+		return note_result(m, e, tid, res, err);
+	}
+	if (m->dry_run)
+		return true; /* took nothing, so nothing was taken back */
+	was = managed_hand(e);
+	owned_remember(&e->own, tid, true);
+	mgr_hand_note(m, e, was);
+	log_hand(m, e, pfd, tid);
+	return true;
+}
+
+/* Visit one thread as the rule's threads mode asks. */
+static bool visit_one(struct mgr *m, struct managed *e, int pfd, int tid,
+		      const struct twalk *w)
+{
+	if (m->cfg->rules[e->rule].threads == THREADS_ALL)
+		return check_thread(m, e, pfd, tid, w->adopt, w->retake);
+	if (tid == e->node.pid)
+		return apply_one(m, e, pfd, tid);
+	return unset_other(m, e, pfd, tid);
+}
 
 /*
- * Visit the threads of e (with WALK_NEW only those not met before),
- * calling fn on the main thread and others_fn on the rest.  The visit
- * also forgets the threads it did not meet: they have exited.
+ * Go on with e's thread walk (WALK_ALL: every thread, WALK_NEW: those
+ * not met before), at most MGR_WALK_CAP threads of it.  Starts one if
+ * none is in progress; one that is, of new threads only, starts over
+ * when all are asked for.  The walk also forgets the threads it did not
+ * meet: they have exited.  True when the walk is complete (or cannot
+ * be done); false: more to do (e->walk).
  */
-static void visit_threads(struct mgr *m, struct managed *e, int pfd,
-			  enum walk walk, thread_fn fn, thread_fn others_fn)
+static bool walk_threads(struct mgr *m, struct managed *e, int pfd,
+			 enum walk walk, unsigned int cap, bool retake)
 {
-	int n = procfs_read_tids(pfd, &m->tids, &m->tids_cap);
+	struct twalk *w = e->walk;
+	unsigned int visited = 0;
+	bool was;
 
-	if (n < 0)
-		return;
-	for (int i = 0; i < n; i++) {
-		int tid = m->tids[i];
-		thread_fn f = tid == e->node.pid ? fn : others_fn;
+	if (w && walk == WALK_ALL && !w->all)
+		mgr_walk_free(e);
+	if (!e->walk) {
+		int n = procfs_read_tids(pfd, &m->tids, &m->tids_cap);
 
-		if (walk == WALK_NEW && owned_find(&e->own, tid))
-			continue;
-		if (!f(m, e, pfd, tid))
-			return;
-		mgr_tick(m, (unsigned long)i);
+		if (n < 0)
+			return true;
+		w = calloc(1, sizeof(*w));
+		if (!w)
+			return true;
+		w->tids = malloc(((size_t)n ? (size_t)n : 1) * sizeof(int));
+		if (!w->tids) {
+			free(w);
+			return true;
+		}
+		memcpy(w->tids, m->tids, (size_t)n * sizeof(int));
+		qsort(w->tids, (size_t)n, sizeof(int), cmp_int);
+		w->n = (unsigned int)n;
+		w->all = walk == WALK_ALL;
+		w->adopt = !(e->flags & M_ADOPTED);
+		w->retake = w->adopt && retake;
+		e->walk = w;
 	}
-	qsort(m->tids, (size_t)n, sizeof(*m->tids), cmp_int);
-	m->nhand_procs += owned_prune(&e->own, m->tids, (size_t)n);
+	while (w->next < w->n) {
+		int tid = w->tids[w->next];
+
+		if (visited >= cap)
+			return false;
+		w->next++;
+		if (!w->all && owned_find(&e->own, tid))
+			continue;
+		visited++;
+		if (!visit_one(m, e, pfd, tid, w)) {
+			mgr_walk_free(e);
+			return true; /* EPERM: no longer managed */
+		}
+		mgr_tick(m, visited);
+	}
+	was = managed_hand(e);
+	owned_prune(&e->own, w->tids, w->n);
+	mgr_hand_note(m, e, was);
+	mgr_walk_free(e);
+	return true;
 }
 
 /*
@@ -275,29 +421,187 @@ static void apply_ratio(struct mgr *m, struct managed *e, int pfd,
 	}
 }
 
+/* The process's parent, if we manage it under a rule with target. */
+static struct managed *managed_parent(struct mgr *m, const struct managed *e,
+				      const struct cpuset *target)
+{
+	struct managed *p;
+
+	if (m->snap->pid != e->node.pid || m->snap->pfd < 0)
+		return NULL;
+	p = mgr_lookup(m, m->snap->st.ppid);
+	if (!p || p == e || !(p->flags & M_PROC_OURS) ||
+	    !cpuset_equal(&p->proc_ours, target))
+		return NULL;
+	return p;
+}
+
+/*
+ * threads = "all": the rule's CPUs as the process's own request, one
+ * write.  Adopting it (first pass, exec, SIGUSR1) takes whatever is
+ * there, and keeps what was there for restore: exactly as read, except
+ * the rule's own CPUs, which are ours already (a child inherits its
+ * managed parent's request on fork): for those, what the parent had
+ * before us, or inherit.  Later a request other than ours is someone
+ * else's: left alone, logged, listed as hand-managed.
+ */
+static bool apply_process(struct mgr *m, struct managed *e, int pfd)
+{
+	const struct cpuset *target = rule_target(m, e->rule);
+	struct cpureq cur, orig,
+		want = {.state = REQ_SET, .cpus = *target};
+	bool adopt = !(e->flags & M_ADOPTED) || !(e->flags & M_PROC_OURS);
+	bool ours;
+	struct cpuset hard;
+	enum aff_result res = AFF_UNCHANGED;
+	int err = 0, r;
+
+	if (e->flags & M_PROC_HAND)
+		return true;
+	r = aff_read_soft(pfd, 0, &cur);
+	if (r == -ENOENT && aff_missing_is_off) {
+		cur = (struct cpureq){.state = REQ_INHERIT};
+		r = 0;
+	}
+	if (r < 0)
+		return note_result(m, e, 0, aff_classify(r), r);
+	ours = cur.state == REQ_SET && cpuset_equal(&cur.cpus, target);
+	if (!adopt) {
+		bool was = managed_hand(e);
+
+		if (ours) {
+			e->proc_ours = *target;
+			return note_result(m, e, 0, AFF_UNCHANGED, 0);
+		}
+		if (cur.state == REQ_SET &&
+		    cpuset_equal(&cur.cpus, &e->proc_ours)) {
+			/* Still ours, of a rule whose CPUs changed. */
+			res = m->dry_run ? AFF_WRITTEN
+					 : aff_write_soft(pfd, 0, &want, &err);
+			if (res == AFF_WRITTEN && !m->dry_run)
+				e->proc_ours = *target;
+			return note_result(m, e, 0, res, err);
+		}
+		e->flags |= M_PROC_HAND;
+		mgr_hand_note(m, e, was);
+		e->flags &= ~(unsigned int)M_HAND_LOGGED;
+		log_hand(m, e, pfd, 0);
+		return true;
+	}
+	/* The hard mask of the main thread: a whole process pinned away. */
+	r = procfs_read_status(pfd, 0, &hard, NULL);
+	if (r < 0)
+		return note_result(m, e, 0, aff_classify(r), r);
+	if (!cpuset_intersects(target, &hard))
+		return note_result(m, e, 0, AFF_EMPTY, 0);
+	orig = cur;
+	if (ours) {
+		struct managed *p = managed_parent(m, e, target);
+
+		orig = p ? p->proc_orig : (struct cpureq){.state = REQ_INHERIT};
+	}
+	if (!ours) {
+		res = AFF_WRITTEN;
+		if (!m->dry_run)
+			res = aff_write_soft(pfd, 0, &want, &err);
+	}
+	if (!m->dry_run && (res == AFF_WRITTEN || res == AFF_UNCHANGED)) {
+		/* Taken again after an exec or SIGUSR1: the first orig stays. */
+		if (!(e->flags & M_PROC_OURS))
+			e->proc_orig = orig;
+		e->proc_ours = *target;
+		e->flags |= M_PROC_OURS;
+	}
+	return note_result(m, e, 0, res, err);
+}
+
 void mgr_apply_proc(struct mgr *m, struct managed *e, int pfd,
 		    enum walk walk)
 {
 	const struct rule *rule = &m->cfg->rules[e->rule];
+	bool all = rule->threads == THREADS_ALL;
+	/* Adopted again (exec, SIGUSR1): its process level was ours. */
+	bool retake = !(e->flags & M_ADOPTED) && (e->flags & M_PROC_OURS);
 
 	if (e->flags & (M_IGNORED | M_CGROUP))
 		return;
 	if (!(e->flags & M_ADOPTED))
 		walk = WALK_ALL;
-	if (walk == WALK_NONE)
+	/* New threads inherit the process level: nothing to chase. */
+	if (all && walk == WALK_NEW)
+		walk = WALK_NONE;
+	if (walk == WALK_NONE && !e->walk)
 		return;
-	visit_threads(m, e, pfd, walk, apply_one,
-		      rule->threads == THREADS_MAIN ? unset_other : apply_one);
-	if (!(e->flags & M_IGNORED) && walk == WALK_ALL)
+	if (walk == WALK_ALL && (!e->walk || !e->walk->all)) {
+		/* A walk starts: the process level and the ratio first. */
+		if (all && !apply_process(m, e, pfd)) {
+			mgr_walk_free(e);
+			return;
+		}
 		apply_ratio(m, e, pfd, &m->rules[e->rule].st.ratio);
-	e->flags |= M_ADOPTED;
+		if (e->flags & M_IGNORED)
+			return;
+	}
+	if (!walk_threads(m, e, pfd, walk, MGR_WALK_CAP, retake)) {
+		/* The rest in a later flush, behind those waiting now. */
+		if (dirtyq_mark(&m->dirty, e->node.pid, D_THREADS, 0) < 0)
+			walk_threads(m, e, pfd, walk, UINT_MAX, retake);
+		else
+			return;
+	}
+	if (!(e->flags & M_IGNORED))
+		e->flags |= M_ADOPTED;
+}
+
+/* threads = "all": give the process level back what it had before us. */
+static void restore_process(struct mgr *m, struct managed *e, int pfd)
+{
+	const struct cpuset *target = &e->proc_ours;
+	struct cpureq cur;
+	enum aff_result res;
+	char buf[CPUSET_LIST_BUFSZ];
+	int err;
+
+	if (!(e->flags & M_PROC_OURS) || (e->flags & M_PROC_HAND))
+		return;
+	if (aff_read_soft(pfd, 0, &cur) < 0)
+		return;
+	if (!(cur.state == REQ_SET && cpuset_equal(&cur.cpus, target))) {
+		m->cnt.foreign++;
+		log_debug("%d: soft affinity of the process changed by someone "
+			  "else, left alone",
+			  e->node.pid);
+		return;
+	}
+	res = m->dry_run ? AFF_WRITTEN
+			 : aff_write_soft(pfd, 0, &e->proc_orig, &err);
+	if (res != AFF_WRITTEN)
+		return;
+	if (!m->dry_run)
+		e->flags &= ~(unsigned int)M_PROC_OURS; /* let go */
+	m->cnt.restored++;
+	if (cpureq_format(&e->proc_orig, true, buf, sizeof(buf)) < 0)
+		snprintf(buf, sizeof(buf), "?");
+	log_msg(m->dry_run ? LOG_INFO : LOG_DEBUG,
+		"%sreset soft affinity of %d to %s", m->dry_run ? "dry-run: would " : "",
+		e->node.pid, e->proc_orig.state == REQ_INHERIT ? "inherit" : buf);
 }
 
 void mgr_restore_proc(struct mgr *m, struct managed *e, int pfd)
 {
 	if (e->flags & (M_IGNORED | M_CGROUP))
 		return;
-	visit_threads(m, e, pfd, WALK_ALL, restore_one, restore_one);
+	mgr_walk_free(e);
+	restore_process(m, e, pfd);
+	if (m->cfg->rules[e->rule].threads == THREADS_MAIN) {
+		int n = procfs_read_tids(pfd, &m->tids, &m->tids_cap);
+
+		for (int i = 0; i < n; i++) {
+			if (!restore_one(m, e, pfd, m->tids[i]))
+				break;
+			mgr_tick(m, (unsigned long)i);
+		}
+	}
 	apply_ratio(m, e, pfd, NULL);
 }
 
@@ -322,11 +626,16 @@ int mgr_open_same(struct mgr *m, struct managed *e)
 /* Start over with e: adopt all its threads on the next apply. */
 void mgr_readopt_proc(struct mgr *m, struct managed *e)
 {
-	m->nhand_procs += owned_clear(&e->own);
+	bool was = managed_hand(e);
+
+	owned_clear(&e->own);
+	mgr_walk_free(e);
 	e->ratio_ours = (struct ratio){0, 0};
+	/* M_PROC_OURS stays: proc_orig is what it had before us. */
 	e->flags &= ~(unsigned int)(M_ADOPTED | M_HAND_LOGGED | M_IGNORED |
 				    M_WARNED_EMPTY | M_WARNED_ERROR |
-				    M_RATIO_FOREIGN);
+				    M_RATIO_FOREIGN | M_PROC_HAND);
+	mgr_hand_note(m, e, was);
 }
 
 void mgr_unmanage(struct mgr *m, struct managed *e, int pfd,
@@ -369,6 +678,18 @@ static void restore_inherited(struct mgr *m, struct other *o)
 	if (procfs_read_stat(pfd, 0, &st) < 0 ||
 	    (o->starttime && st.starttime != o->starttime))
 		goto out;
+	/* threads = "all": the process level, which fork copies. */
+	if (m->cfg->rules[o->inherit - 1].threads == THREADS_ALL) {
+		struct cpureq cur;
+		int err;
+
+		if (aff_read_soft(pfd, 0, &cur) == 0 && cur.state == REQ_SET &&
+		    cpuset_equal(&cur.cpus, target) &&
+		    (m->dry_run ||
+		     aff_write_soft(pfd, 0, &(struct cpureq){.state = REQ_INHERIT},
+				    &err) == AFF_WRITTEN))
+			m->cnt.restored++;
+	}
 	n = procfs_read_tids(pfd, &m->tids, &m->tids_cap);
 	for (int i = 0; i < n; i++)
 		if (!reset_one(m, o->node.pid, pfd, m->tids[i], target))

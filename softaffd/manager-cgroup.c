@@ -253,7 +253,7 @@ bool mgr_cg_eval(struct mgr *m, const struct snap *s, unsigned int rule)
 		return true;
 	if (!mr->cg_fallback_logged)
 		log_warn("rule '%s': cannot set the preference of cgroup %s "
-			 "(%s%s); setting each process's threads instead",
+			 "(%s%s); setting each process's own preference instead",
 			 m->cfg->rules[rule].name, path, strerror(-r),
 			 r == -ENOENT ? ": no cpuset.cpus.preferred there, "
 					"the cpuset controller is not enabled "

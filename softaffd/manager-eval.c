@@ -157,7 +157,13 @@ static bool cached(struct mgr *m, struct managed *e, enum walk walk)
 
 	if (e && !strcmp(e->comm, s->st.comm)) {
 		m->cnt.cached++;
-		mgr_apply_proc(m, e, s->pfd, walk);
+		/*
+		 * A rename to the same name (6.1 reports every PR_SET_NAME)
+		 * changes nothing: no thread walk.  A walk in progress goes
+		 * on; masks set by hand are found by full scans (reload,
+		 * SIGUSR1) and exec.
+		 */
+		mgr_apply_proc(m, e, s->pfd, walk == WALK_ALL ? WALK_NONE : walk);
 		return true;
 	}
 	if (!e && o && o->starttime == s->st.starttime &&
@@ -167,6 +173,44 @@ static bool cached(struct mgr *m, struct managed *e, enum walk walk)
 		return true;
 	}
 	return false;
+}
+
+/*
+ * A child that a managed process (threads = "all") forked, and that has
+ * not exec'd: it has its parent's comm, exe, command line, uid and
+ * cgroup, so its parent's rule, and fork copied its parent's process
+ * level and ratio, which are ours: nothing to read or write.  What the
+ * parent had before us is what the child restores to.  (A child put in
+ * another cgroup by clone3(CLONE_INTO_CGROUP) is re-matched by the next
+ * rescan that re-reads attributes, as a process moved later is.)  True
+ * when it took the child.
+ */
+static bool forked_like_parent(struct mgr *m, unsigned int why,
+			       unsigned int inherit)
+{
+	struct snap *s = m->snap;
+	struct managed *p, *e;
+
+	if (why != (D_EVAL | D_FORKED) || !inherit)
+		return false;
+	p = mgr_lookup(m, s->st.ppid);
+	if (!p || p->rule != inherit - 1 || strcmp(p->comm, s->st.comm) ||
+	    m->cfg->rules[p->rule].threads != THREADS_ALL ||
+	    (p->flags & (M_IGNORED | M_CGROUP | M_PROC_HAND)) ||
+	    !(p->flags & M_ADOPTED) || !(p->flags & M_PROC_OURS) || p->walk)
+		return false;
+	e = mgr_insert(m, s, p->rule);
+	if (!e)
+		return false;
+	e->flags = M_ADOPTED | M_LOGGED | M_PROC_OURS |
+		   (p->flags & M_RATIO_FOREIGN);
+	e->proc_orig = p->proc_orig;
+	e->proc_ours = p->proc_ours;
+	e->ratio_ours = p->ratio_ours;
+	m->cnt.cached++;
+	log_debug("pid %d: forked from %d, rule '%s' as its parent's",
+		  s->pid, p->node.pid, m->cfg->rules[p->rule].name);
+	return true;
 }
 
 /*
@@ -204,6 +248,8 @@ void mgr_eval(struct mgr *m, unsigned int why, unsigned int inherit,
 	if (e && (e->flags & M_IGNORED) && !(why & D_EXEC))
 		return;
 	if (!attrs && !(why & (D_EXEC | D_UID)) && cached(m, e, walk))
+		return;
+	if (!e && forked_like_parent(m, why, inherit))
 		return;
 	rule = mgr_match(m);
 	ctr = rule >= 0 && left_to_container(m, why, (unsigned int)rule);

@@ -40,9 +40,14 @@ void mgr_on_fork(struct mgr *m, int parent_tgid, int child_pid, int child_tgid)
 	struct managed *e;
 
 	if (child_pid != child_tgid) {
-		/* A new thread: look at it if its process is managed. */
+		/*
+		 * A new thread: with threads = "all" the process level the
+		 * kernel gave it is the rule's already; with "main" it has
+		 * the main thread's request, to reset.
+		 */
 		e = mgr_lookup(m, child_tgid);
-		if (e && !(e->flags & M_IGNORED))
+		if (e && !(e->flags & (M_IGNORED | M_CGROUP)) &&
+		    m->cfg->rules[e->rule].threads == THREADS_MAIN)
 			mark(m, child_tgid, D_THREADS, 0);
 		return;
 	}
@@ -72,8 +77,12 @@ void mgr_on_exit(struct mgr *m, int pid, int tgid)
 	struct managed *e = mgr_lookup(m, tgid);
 
 	if (pid != tgid) {
-		if (e)
-			m->nhand_procs += owned_forget(&e->own, pid);
+		if (e) {
+			bool was = managed_hand(e);
+
+			owned_forget(&e->own, pid);
+			mgr_hand_note(m, e, was);
+		}
 		return;
 	}
 	if (e)

@@ -15,13 +15,21 @@
 #include "manager-internal.h"
 
 /*
- * Processes sampled per rule and interval.  Waiting and the share
- * outside are ratios, which a sample of the rule's processes estimates
- * as well as all of them; a rule over thousands of processes must not
- * cost thousands of reads a second.  The same processes are met first
- * each time while the table does not change, so their baselines hold.
+ * The sample of a rule's threads is bounded: at most MGR_SAMPLE_PROCS
+ * processes and about MGR_SAMPLE_THREADS threads per rule and interval,
+ * at most MGR_SAMPLE_PROC_THREADS of one process.  Waiting and the
+ * share outside are ratios, which a sample estimates; the run time,
+ * the time outside (the rule's own spill, which the control law keeps
+ * apart from its rivals'), spills and returns are scaled to the whole
+ * rule.  The sample is a window over the rule's processes in pid order
+ * (over a process's threads in tid order) that moves on by a quarter
+ * each interval, so every process is sampled over successive intervals
+ * and three quarters of each sample have a baseline from the one
+ * before: only those count, over exactly one interval.
  */
 #define MGR_SAMPLE_PROCS 64
+#define MGR_SAMPLE_THREADS 1024
+#define MGR_SAMPLE_PROC_THREADS 256
 
 static int cmp_tsample(const void *a, const void *b)
 {
@@ -29,63 +37,170 @@ static int cmp_tsample(const void *a, const void *b)
 		       &((const struct tsample *)b)->tid);
 }
 
-/* Add e's threads' progress since its last sample to f. */
-static void sample_proc(struct mgr *m, struct managed *e, int pfd,
-			struct rule_figures *f, bool exact)
+/* Index of the first of n sorted ints >= key, 0 if none (wrap around). */
+static size_t window_start(const int *v, size_t n, int key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n ? lo : 0;
+}
+
+/*
+ * Add e's threads' progress since its last sample to f, if that was
+ * prev_ms (the rule's last sample; else this is a baseline).  Returns
+ * the number of threads read; *counted: e added a delta.
+ */
+static unsigned int sample_proc(struct mgr *m, struct managed *e, int pfd,
+				struct rule_figures *f, bool exact,
+				uint64_t now_ms, uint64_t prev_ms,
+				bool *counted)
 {
 	const struct cpuset *pref = rule_target(m, e->rule);
 	int n = procfs_read_tids(pfd, &m->tids, &m->tids_cap);
+	bool fresh = prev_ms && e->sampled_ms == prev_ms;
+	struct rule_figures d = {0};
 	struct tsample *now;
-	unsigned int k = 0;
+	size_t take, from;
+	unsigned int k = 0, deltas = 0;
 
+	*counted = false;
 	if (n <= 0)
-		return;
-	now = calloc((size_t)n, sizeof(*now));
+		return 0;
+	take = (size_t)n < MGR_SAMPLE_PROC_THREADS ? (size_t)n
+						   : MGR_SAMPLE_PROC_THREADS;
+	now = calloc(take, sizeof(*now));
 	if (!now)
-		return;
+		return 0;
 	qsort(m->tids, (size_t)n, sizeof(*m->tids), cmp_int);
-	for (int i = 0; i < n; i++) {
-		struct tsample key = {.tid = m->tids[i]}, *old;
+	from = take < (size_t)n ? window_start(m->tids, (size_t)n, e->ts_cursor)
+				: 0;
+	for (size_t j = 0; j < take; j++) {
+		int tid = m->tids[(from + j) % (size_t)n];
+		struct tsample key = {.tid = tid}, *old;
 		struct task_sched *v = &now[k].v;
-
 		struct pstat st;
 
-		if (procfs_read_task_sched(pfd, m->tids[i], exact, v) < 0)
+		if (procfs_read_task_sched(pfd, tid, exact, v) < 0)
 			continue;
-		now[k].tid = m->tids[i];
-		old = e->ts ? bsearch(&key, e->ts, e->nts, sizeof(*e->ts),
-				      cmp_tsample)
-			    : NULL;
+		now[k].tid = tid;
+		old = fresh && e->ts ? bsearch(&key, e->ts, e->nts,
+					       sizeof(*e->ts), cmp_tsample)
+				     : NULL;
 		/* A thread's first sample is its baseline, not its delta. */
 		if (old && v->runtime_ns >= old->v.runtime_ns &&
 		    v->delay_ns >= old->v.delay_ns) {
 			uint64_t ran = v->runtime_ns - old->v.runtime_ns;
-
-			f->runtime_ns += ran;
-			f->delay_ns += v->delay_ns - old->v.delay_ns;
 			uint64_t out = v->outside_ns - old->v.outside_ns;
 
+			d.runtime_ns += ran;
+			d.delay_ns += v->delay_ns - old->v.delay_ns;
 			/* Not more than it ran: schedstats may just have
 			 * been turned on, over a baseline without them. */
 			if (exact && v->outside_ns >= old->v.outside_ns)
-				f->outside_ns += out < ran ? out : ran;
+				d.outside_ns += out < ran ? out : ran;
 			else if (!exact && ran &&
-				 procfs_read_stat(pfd, m->tids[i], &st) == 0 &&
+				 procfs_read_stat(pfd, tid, &st) == 0 &&
 				 st.processor >= 0 && st.processor < CPUSET_MAX &&
 				 !cpuset_test(pref, (unsigned int)st.processor))
-				f->outside_ns += ran;
+				d.outside_ns += ran;
 			/* 32-bit kernel counters: wrap as u32. */
-			f->spills += (uint32_t)(v->spills - old->v.spills);
-			f->returns += (uint32_t)(v->returns - old->v.returns);
+			d.spills += (uint32_t)(v->spills - old->v.spills);
+			d.returns += (uint32_t)(v->returns - old->v.returns);
+			deltas++;
 		}
 		k++;
-		mgr_tick(m, (unsigned long)i);
+		mgr_tick(m, (unsigned long)j);
 	}
+	/* The next window of a big process overlaps this one by 3/4. */
+	if (take < (size_t)n)
+		e->ts_cursor = m->tids[(from + take / 4) % (size_t)n];
+	qsort(now, k, sizeof(*now), cmp_tsample);
 	free(e->ts);
 	e->ts = now;
 	e->nts = k;
+	e->sampled_ms = now_ms;
+	if (deltas) {
+		/* Some of a big process's threads stand for all of them. */
+		double scale = take < (size_t)n ? (double)n / deltas : 1.0;
+
+		f->runtime_ns += (uint64_t)((double)d.runtime_ns * scale);
+		f->delay_ns += (uint64_t)((double)d.delay_ns * scale);
+		f->outside_ns += (uint64_t)((double)d.outside_ns * scale);
+		f->spills += (uint64_t)((double)d.spills * scale);
+		f->returns += (uint64_t)((double)d.returns * scale);
+		*counted = true;
+	}
 	f->processes++;
 	f->threads += k;
+	return k;
+}
+
+static int cmp_managed(const void *a, const void *b)
+{
+	const struct managed *x = *(struct managed *const *)a;
+	const struct managed *y = *(struct managed *const *)b;
+
+	if (x->rule != y->rule)
+		return x->rule < y->rule ? -1 : 1;
+	return cmp_int(&x->node.pid, &y->node.pid);
+}
+
+/*
+ * Sample rule's processes v[0..n) (sorted by pid): a window from its
+ * cursor, within the bounds, then scaled to all n processes.
+ */
+static void sample_rule(struct mgr *m, unsigned int rule,
+			struct managed **v, size_t n, struct rule_figures *f,
+			bool exact, uint64_t now, uint64_t prev)
+{
+	struct mgr_rule *mr = &m->rules[rule];
+	unsigned int threads = 0, counted = 0, taken = 0;
+	size_t from, j;
+	int *pids = malloc((n ? n : 1) * sizeof(*pids));
+
+	if (!pids)
+		return;
+	for (j = 0; j < n; j++)
+		pids[j] = v[j]->node.pid;
+	from = window_start(pids, n, mr->sample_cursor);
+	for (j = 0; j < n && taken < MGR_SAMPLE_PROCS &&
+		    threads < MGR_SAMPLE_THREADS;
+	     j++) {
+		struct managed *e = v[(from + j) % n];
+		bool c;
+		int pfd;
+
+		pfd = mgr_open_same(m, e);
+		if (pfd < 0)
+			continue; /* gone, and dropped */
+		threads += sample_proc(m, e, pfd, f, exact, now, prev, &c);
+		close(pfd);
+		counted += c;
+		taken++;
+	}
+	/*
+	 * The next window starts a quarter of this one on; when every
+	 * process fitted, it is the same one again.
+	 */
+	mr->sample_cursor = j < n ? pids[(from + (j / 4 ? j / 4 : 1)) % n] : 0;
+	free(pids);
+	if (counted && counted < n) {
+		double scale = (double)n / counted;
+
+		f->runtime_ns = (uint64_t)((double)f->runtime_ns * scale);
+		f->delay_ns = (uint64_t)((double)f->delay_ns * scale);
+		f->outside_ns = (uint64_t)((double)f->outside_ns * scale);
+		f->spills = (uint64_t)((double)f->spills * scale);
+		f->returns = (uint64_t)((double)f->returns * scale);
+	}
 }
 
 /*
@@ -179,12 +294,15 @@ void mgr_sample(struct mgr *m, uint64_t now, bool exact)
 	unsigned int nr = m->cfg->nrules ? m->cfg->nrules : 1;
 	struct rule_figures *walk = calloc(nr, sizeof(*walk));
 	bool *walking = calloc(nr, sizeof(*walking));
+	uint64_t *prev = calloc(nr, sizeof(*prev));
 	struct pidnode *n, *next;
+	struct managed **v;
+	size_t nv = 0;
 
 	for (unsigned int r = 0; r < m->cfg->nrules; r++)
 		/* No decision on old figures. */
 		m->rules[r].st.sampled_now = false;
-	if (!walk || !walking)
+	if (!walk || !walking || !prev)
 		goto out;
 	for (unsigned int r = 0; r < m->cfg->nrules; r++) {
 		struct mgr_rule *mr = &m->rules[r];
@@ -210,22 +328,37 @@ void mgr_sample(struct mgr *m, uint64_t now, bool exact)
 					       ? (now - mr->walked_ms) * 1000000
 					       : 0,
 			.valid = mr->walked_ms != 0};
+		prev[r] = mr->walked_ms;
 		mr->walked_ms = now;
 	}
+	/* The processes of the rules walked now, by rule and pid. */
 	pidtable_for_each (&m->procs, n, next) {
 		struct managed *e = as_managed(n);
-		struct rule_figures *f = &walk[e->rule];
-		int pfd;
 
-		if (!walking[e->rule] || (e->flags & M_IGNORED) ||
-		    f->processes >= MGR_SAMPLE_PROCS)
-			continue;
-		pfd = mgr_open_same(m, e);
-		if (pfd < 0)
-			continue;
-		sample_proc(m, e, pfd, f, exact);
-		close(pfd);
+		if (walking[e->rule] && !(e->flags & M_IGNORED))
+			nv++;
 	}
+	v = malloc((nv ? nv : 1) * sizeof(*v));
+	if (!v)
+		goto out;
+	nv = 0;
+	pidtable_for_each (&m->procs, n, next) {
+		struct managed *e = as_managed(n);
+
+		if (walking[e->rule] && !(e->flags & M_IGNORED))
+			v[nv++] = e;
+	}
+	qsort(v, nv, sizeof(*v), cmp_managed);
+	for (size_t a = 0, b; a < nv; a = b) {
+		unsigned int r = v[a]->rule;
+
+		for (b = a; b < nv && v[b]->rule == r; b++)
+			;
+		/* mgr_open_same() may drop a process, not free v. */
+		sample_rule(m, r, v + a, b - a, &walk[r], exact, now,
+			    prev[r]);
+	}
+	free(v);
 	for (unsigned int r = 0; r < m->cfg->nrules; r++) {
 		struct mgr_rule *mr = &m->rules[r];
 		struct rule_figures *f = &mr->st.last;
@@ -255,5 +388,6 @@ void mgr_sample(struct mgr *m, uint64_t now, bool exact)
 out:
 	free(walk);
 	free(walking);
+	free(prev);
 }
 

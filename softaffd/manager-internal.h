@@ -53,10 +53,36 @@ struct managed {
 	unsigned int flags;
 	uint32_t seen; /* scan generation that last saw it */
 	struct ratio ratio_ours; /* soft_affinity_ratio we wrote, {0, 0} none */
-	struct owned own;
+	/*
+	 * threads = "all": the process level (soft_affinity_list) as it
+	 * read before we took it (M_PROC_OURS), which restore writes back.
+	 */
+	struct cpureq proc_orig;
+	struct cpuset proc_ours; /* what we wrote there */
+	struct owned own; /* threads = "all": only the hand-set ones */
+	struct twalk *walk; /* a thread walk in progress, NULL: none */
 	/* Each thread's accounting at the last sample, by tid. */
 	struct tsample *ts;
 	unsigned int nts;
+	uint64_t sampled_ms; /* when ts was read, 0: never */
+	int ts_cursor;	     /* the first tid sampled, of a capped sample */
+};
+
+/*
+ * A walk of a process's threads, capped at MGR_WALK_CAP threads per
+ * evaluation: the rest waits in the dirty queue (D_THREADS), so that a
+ * process with 10,000 threads delays no one.  The tids are those read
+ * when it started, sorted; threads made since need nothing (threads =
+ * "all": the process level covers them) or come with their own clone
+ * event (threads = "main").
+ */
+#define MGR_WALK_CAP 256
+struct twalk {
+	int *tids;
+	unsigned int n, next;
+	bool all;   /* WALK_ALL (else WALK_NEW) */
+	bool adopt; /* the first walk: claims AFF_ADOPT */
+	bool retake; /* ... of a re-adoption (exec, SIGUSR1) */
 };
 
 struct tsample {
@@ -73,7 +99,15 @@ enum {
 	M_HAND_LOGGED = 1 << 5,
 	M_CGROUP = 1 << 6,	   /* its rule acts on its cgroup, not on it */
 	M_RATIO_FOREIGN = 1 << 7,  /* someone else set its ratio: left alone */
+	M_PROC_OURS = 1 << 8, /* we took its process level: proc_orig saved */
+	M_PROC_HAND = 1 << 9, /* ... and someone changed it since: theirs */
 };
+
+/* Listed as hand-managed: a thread's request or the process's is theirs. */
+static inline bool managed_hand(const struct managed *e)
+{
+	return e->own.nhand || (e->flags & M_PROC_HAND);
+}
 
 /*
  * All the manager keeps per rule.  A reload that keeps a rule keeps
@@ -86,6 +120,7 @@ struct mgr_rule {
 	struct rule_figures walk; /* the last walk of its threads */
 	uint64_t walked_ms;	  /* when, 0: never */
 	uint64_t sampled_ms;	  /* its last sample, 0: never (a baseline) */
+	int sample_cursor;	  /* the first pid of its next thread sample */
 	/* Not kept over a reload: */
 	unsigned int nprocs; /* managed processes */
 	bool einval_warned;
@@ -193,6 +228,12 @@ static inline const struct cpuset *rule_target(const struct mgr *m,
 }
 
 /* manager.c */
+/*
+ * Keep m->nhand_procs right around a change to e's hand-set state:
+ * was = managed_hand(e) before it.
+ */
+void mgr_hand_note(struct mgr *m, const struct managed *e, bool was);
+void mgr_walk_free(struct managed *e);
 struct managed *mgr_lookup(const struct mgr *m, int pid);
 struct other *mgr_other_lookup(const struct mgr *m, int pid);
 struct other *mgr_other_add(struct mgr *m, int pid);

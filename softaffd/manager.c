@@ -5,13 +5,16 @@
  * daemon.  How an event travels through it: manager-internal.h.
  *
  * Ownership of masks: the first pass over a process (at start, when it
- * appears, after exec) adopts every thread.  From then on a thread is
- * "ours" while its own request (task/TID/soft_affinity_list, which reads
- * exactly what was written) is the mask we set; one that someone else
- * changed is hand-managed and left alone, until the process execs or
- * the admin asks for re-adoption (mgr_readopt).  Restoring only touches
- * our masks, and writes "inherit": the process's or the cgroup's
- * preference applies again, as before us.
+ * appears, after exec) adopts it.  threads = "all": its process level
+ * (/proc/PID/soft_affinity_list, which every thread shares) is taken,
+ * what it read kept for restore, and it stays ours while it reads what
+ * we wrote; a thread's own request, which comes first, is the thread's
+ * (hand-set).  threads = "main": the main thread's own request, ours
+ * while it reads the mask we set.  A request someone else changes after
+ * us is hand-managed and left alone, until the process execs or the
+ * admin asks for re-adoption (SIGUSR1).  Restoring only touches what is
+ * still ours: the process level gets back what it had, a thread
+ * "inherit".
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -113,12 +116,33 @@ struct managed *mgr_insert(struct mgr *m, const struct snap *s,
 	return e;
 }
 
+void mgr_hand_note(struct mgr *m, const struct managed *e, bool was)
+{
+	bool now = managed_hand(e);
+
+	if (now && !was)
+		m->nhand_procs++;
+	else if (was && !now)
+		m->nhand_procs--;
+}
+
+void mgr_walk_free(struct managed *e)
+{
+	if (e->walk)
+		free(e->walk->tids);
+	free(e->walk);
+	e->walk = NULL;
+}
+
 void mgr_drop(struct mgr *m, struct managed *e)
 {
+	if (managed_hand(e))
+		m->nhand_procs--;
 	free(e->ts);
+	mgr_walk_free(e);
+	owned_clear(&e->own);
 	pidtable_del(&m->procs, &e->node);
 	m->rules[e->rule].nprocs--;
-	m->nhand_procs += owned_clear(&e->own);
 	free(e);
 }
 
@@ -270,7 +294,7 @@ int mgr_status_pids(const struct mgr *m, int **ret)
 
 		p[k * 3] = (int)e->rule;
 		p[k * 3 + 1] = n->pid;
-		p[k * 3 + 2] = e->own.nhand > 0;
+		p[k * 3 + 2] = managed_hand(e);
 		k++;
 	}
 	qsort(p, k, 3 * sizeof(*p), cmp_pair);

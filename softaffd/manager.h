@@ -147,20 +147,38 @@ size_t mgr_dirty_count(const struct mgr *m);
 void mgr_eval_pid(struct mgr *m, int pid);
 
 /*
- * Switch to a new config: processes whose rule is unchanged stay managed;
- * those whose rule changed or vanished are restored first, except threads
- * with hand-set masks, which stay as they are.  Then starts a full scan
- * (mgr_scan_step or mgr_scan_finish completes it) and returns 0.  With
- * the same rules in the same order (config_rules_equal) it only takes
- * cfg and returns 1: the dirty queue, the match cache and a scan in
- * progress go on, and whether to check every thread again is the
- * caller's choice.  cfg must outlive the manager or the next reload.
+ * Switch to a new config in one step.  With the same rules in the same
+ * order (config_rules_equal) it only takes cfg and returns 1: the dirty
+ * queue, the match cache and a scan in progress go on.  Otherwise every
+ * managed process (and cgroup) is matched again against cfg where it
+ * stands, from what the manager knows of it, reading only what the new
+ * rules need beyond that: one whose preference stays (mask, threads,
+ * ratio) is not touched, one whose preference changes gets the new one
+ * written over ours (no restore in between), and only one that matches
+ * nothing any more is restored; threads set by hand stay as they are.
+ * Per-rule softness survives for the rules cfg keeps.  Returns 0; the
+ * processes that were not managed are left to a scan (mgr_recheck).
+ * Starts and stops no scan.  -ENOMEM: nothing changed.  cfg must
+ * outlive the manager or the next reload.
  */
 int mgr_reload(struct mgr *m, const struct config *cfg);
 /*
- * Forget which masks were set by hand and apply the rules to every
- * managed thread again; starts a full scan.  Returns how many processes
- * had hand-set threads.
+ * A full scan, which checks every managed thread (finds masks set by
+ * hand) and evaluates every process, unless one is in progress: then
+ * it goes on and returns 1, and the caller is to call again once it is
+ * over (a restart at every reload or SIGUSR1 would let none end).  0: a
+ * scan started; -errno: /proc cannot be read now.
+ */
+int mgr_recheck(struct mgr *m);
+/*
+ * SIGUSR1: forget which masks were set by hand, so that every managed
+ * process is adopted afresh at its next apply (mgr_recheck's scan).
+ * Starts no scan.  Returns how many processes had hand-set threads.
+ */
+size_t mgr_forget_hand(struct mgr *m);
+/*
+ * mgr_forget_hand and a full scan started over (tests; the daemon uses
+ * mgr_forget_hand and mgr_recheck).
  */
 size_t mgr_readopt(struct mgr *m);
 /*

@@ -210,6 +210,17 @@ check "-t: all three needs in one line" \
 check "-t: nothing of the kind for the shipped configuration" \
 	sh -c "[ \"\$(cat '$W/t.err')\" = '$W/default.conf: configuration OK' ]"
 
+# A comm or cmdline rule alone is steerable by anyone: -t says so.
+conf steer 'rules = (
+	{ name = "pg"; comm = "postgres"; cpus = "0"; },
+	{ name = "u"; comm = "x"; user = "root"; cpus = "0"; },
+	{ name = "f"; cmdline = "y"; cpus = "0"; softness = "strict"; }
+);'
+"$SAN" -t -c "$W/steer.conf" --sys-root "$SYS" > /dev/null 2> "$W/t.err"
+check "-t: an adaptive comm rule alone is steerable; with user or fixed, not" \
+	sh -c "grep -qx \"$W/steer.conf:2: rule 'pg' matches on comm alone, which any user can give a process: its adaptive softness follows a sample of the processes it matches, so many such processes of one user can steer it; add user, exe, cgroup or unit, or a fixed softness\" '$W/t.err' &&
+		[ \$(grep -c 'can steer it' '$W/t.err') = 1 ]"
+
 # ---- the daemon: the start log, and what the unit withholds ----
 # --once on a minimal fixture (ratio fixed, a unit rule, an exe rule).
 F=$W/fx

@@ -280,7 +280,7 @@ void test_softness_actuator(void)
 	CHECK_STR(get_at(proc, "/600/soft_affinity_ratio"), "10000:1\n");
 	/* Adaptive starts hard, at the sysctls' default, as its own. */
 	CHECK_STR(get_at(proc, "/700/soft_affinity_ratio"), "100:1\n");
-	CHECK_STR(soft_of(500, 500), "0\n");
+	CHECK_STR(psoft_of(500), "0\n");
 	/* A rescan writes nothing that is already in place. */
 	fake_writes = 0;
 	CHECK(mgr_scan(mgr) == 0);
@@ -351,7 +351,7 @@ void test_softness_actuator(void)
 	mgr = NULL;
 	config_free(c);
 
-	/* No cpuset files there: the threads, as before. */
+	/* No cpuset files there: the process level, as for other rules. */
 	fake_fixture();
 	mktask(900, 900, "svc", 10, 0, "0-3", "\n");
 	c = mgr_setup("rules = ( { name = \"u\"; unit = \"test.service\"; "
@@ -361,7 +361,7 @@ void test_softness_actuator(void)
 	CHECK(!mgr->have_proc_ratio);
 	CHECK(mgr_scan(mgr) == 0);
 	CHECK(mgr->ncgs == 0);
-	CHECK_STR(soft_of(900, 900), "2-3\n");
+	CHECK_STR(psoft_of(900), "2-3\n");
 	mgr_free(mgr);
 	mgr = NULL;
 	config_free(c);

@@ -197,7 +197,7 @@ void test_manager_container(void)
 	if (!c)
 		return;
 	CHECK(mgr_scan(mgr) == 0);
-	CHECK_STR(soft_of(600, 600), "0\n");
+	CHECK_STR(psoft_of(600), "0\n");
 	CHECK_STR(get_at(proc, "/600/soft_affinity_ratio"), "20:1\n");
 	/* Inside: neither mask nor ratio, and not managed. */
 	CHECK_STR(soft_of(500, 500), "\n");
@@ -227,15 +227,15 @@ void test_manager_container(void)
 	ex = explain_text(c, 600);
 	CHECK(ex && strstr(ex, "\napplied now: preferred CPUs 0-3 (source "
 			       "none), ratio 100:1 (source default)\n"
-			       "requested: process CPUs inherit ratio 20:1; "
-			       "thread 600 CPUs 0 ratio inherit (the first ") &&
+			       "requested: process CPUs 0 ratio 20:1; "
+			       "thread 600 CPUs inherit ratio inherit (the first ") &&
 	      strstr(ex, "\nits cgroup /system.slice/test.service has no "
 			 "cpuset.cpus.preferred"));
 	free(ex);
 	mgr_restore_all(mgr);
 	CHECK_STR(soft_of(510, 510), "\n");
 	CHECK_STR(get_at(proc, "/510/soft_affinity_ratio"), "\n");
-	CHECK_STR(soft_of(600, 600), "\n");
+	CHECK_STR(psoft_of(600), "\n");
 	/* --explain says so, with the rule it would otherwise get. */
 	ex = explain_text(c, 500);
 	CHECK(ex && strstr(ex, "\nits preference is set by the container's "
@@ -267,12 +267,12 @@ void test_manager_container(void)
 	if (!c)
 		return;
 	CHECK(mgr_scan(mgr) == 0 && mgr_lookup(mgr, 800));
-	CHECK_STR(soft_of(800, 800), "0\n");
+	CHECK_STR(psoft_of(800), "0\n");
 	mark_cg("/machine.slice/libpod-new.scope", "new");
 	mgr_on_exec(mgr, 800);
 	mgr_flush(mgr, UINT64_MAX);
 	CHECK(!mgr_lookup(mgr, 800));
-	CHECK_STR(soft_of(800, 800), "\n");
+	CHECK_STR(psoft_of(800), "\n");
 	CHECK_STR(get_at(proc, "/800/soft_affinity_ratio"), "\n");
 	mgr_free(mgr);
 	mgr = NULL;

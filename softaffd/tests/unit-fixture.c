@@ -163,6 +163,22 @@ const char *soft_of(int pid, int tid)
 	return get(path);
 }
 
+const char *psoft_of(int pid)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%d/soft_affinity_list", proc, pid);
+	return get(path);
+}
+
+void set_psoft(int pid, const char *req)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%d/soft_affinity_list", proc, pid);
+	put(path, req);
+}
+
 /* ---- write seam ---- */
 
 int fake_err;	/* next writes fail with this */

@@ -22,6 +22,11 @@ static void rm_task(int pid, int tid)
 	CHECK(system(cmd) == 0);
 }
 
+/*
+ * threads = "all": the process level is the daemon's, one write; a
+ * thread with a request of its own, or a process level someone else
+ * changed, is hand-set: left alone, logged once, listed.
+ */
 void test_manager_hand(void)
 {
 	struct config *c1, *c2, *c3;
@@ -36,26 +41,30 @@ void test_manager_hand(void)
 		       "cpus = \"0\"; } );");
 	if (!c1)
 		return;
-	/* Adoption takes any mask, also one set before we came. */
+	/* A thread's own request from before we came is the thread's. */
 	set_soft(710, 710, "2-3\n");
+	fake_writes = 0;
 	CHECK(mgr_scan(mgr) == 0);
-	CHECK_STR(soft_of(700, 700), "0\n");
-	CHECK_STR(soft_of(700, 701), "0\n");
-	CHECK_STR(soft_of(710, 710), "0\n");
-	CHECK(mgr->nhand_procs == 0);
+	CHECK(fake_writes == 2); /* one per process, not per thread */
+	CHECK_STR(psoft_of(700), "0\n");
+	CHECK_STR(psoft_of(710), "0\n");
+	CHECK_STR(soft_of(700, 700), "\n");
+	CHECK_STR(soft_of(700, 701), "\n");
+	CHECK_STR(soft_of(710, 710), "2-3\n");
+	CHECK(mgr->nhand_procs == 1 && mgr->cnt.hand == 1);
 
 	/* Set by hand later: left alone by scans, logged once at info. */
 	set_soft(700, 701, "2-3\n");
-	set_soft(710, 710, "none\n"); /* opted out by hand */
+	set_psoft(710, "none\n"); /* the process opted out by hand */
 	infos = log_counts[LOG_INFO];
 	fake_writes = 0;
 	CHECK(mgr_scan(mgr) == 0);
 	CHECK(mgr_scan(mgr) == 0);
 	CHECK(fake_writes == 0);
 	CHECK_STR(soft_of(700, 701), "2-3\n");
-	CHECK_STR(soft_of(710, 710), "none\n");
+	CHECK_STR(psoft_of(710), "none\n");
 	CHECK(log_counts[LOG_INFO] == infos + 2);
-	CHECK(mgr->nhand_procs == 2 && mgr->cnt.hand == 2);
+	CHECK(mgr->nhand_procs == 2 && mgr->cnt.hand == 3);
 	{
 		struct sbuf b = {0};
 
@@ -67,64 +76,73 @@ void test_manager_hand(void)
 		sbuf_free(&b);
 	}
 
-	/* New threads: inherit, where they start, is taken; hand-set not. */
+	/* New threads cost nothing: the process level covers them. */
 	mktask(700, 702, "app", 1, 0, "0-3", "\n");
 	mgr_on_fork(mgr, 700, 702, 700);
-	mgr_flush(mgr, UINT64_MAX);
-	CHECK_STR(soft_of(700, 702), "0\n");
 	mktask(700, 703, "app", 1, 0, "0-3", "2-3\n"); /* from 701 */
 	mgr_on_fork(mgr, 700, 703, 700);
-	mgr_flush(mgr, UINT64_MAX);
+	CHECK(mgr_dirty_count(mgr) == 0);
+	CHECK_STR(soft_of(700, 702), "\n");
+	/* A full walk finds the request 703 inherited: hand-set too. */
+	CHECK(mgr_scan(mgr) == 0);
+	CHECK(mgr_lookup(mgr, 700)->own.nthreads == 2);
 	CHECK_STR(soft_of(700, 703), "2-3\n");
-	/* A thread exit is forgotten, hand-set or not. */
+	/* A thread exit is forgotten. */
 	rm_task(700, 703);
 	mgr_on_exit(mgr, 703, 700);
-	CHECK(mgr_lookup(mgr, 700)->own.nthreads == 3);
+	CHECK(mgr_lookup(mgr, 700)->own.nthreads == 1);
 
-	/* A reload that changes the rule keeps the hand-set masks ... */
+	/* A reload that changes the rule keeps what was set by hand ... */
 	c2 = load("rules = ( { name = \"app\"; comm = \"app\"; "
 		  "cpus = \"1\"; } );",
 		  err, sizeof(err));
 	CHECK(mgr_reload(mgr, c2) == 0 && mgr_scan_finish(mgr) == 0);
-	CHECK_STR(soft_of(700, 700), "1\n");
-	CHECK_STR(soft_of(700, 702), "1\n");
+	CHECK_STR(psoft_of(700), "1\n");
+	CHECK_STR(soft_of(700, 702), "\n");
 	CHECK_STR(soft_of(700, 701), "2-3\n");
-	CHECK_STR(soft_of(710, 710), "none\n");
+	CHECK_STR(psoft_of(710), "none\n");
+	CHECK_STR(soft_of(710, 710), "2-3\n");
 	CHECK(mgr_processes(mgr) == 2 && mgr->nhand_procs == 2);
 	config_free(c1);
 
-	/* ... and stop restores only what we set. */
+	/* ... and stop gives the process level back what it had. */
 	mgr_restore_all(mgr);
-	CHECK_STR(soft_of(700, 700), "\n");
-	CHECK_STR(soft_of(700, 702), "\n");
+	CHECK_STR(psoft_of(700), "\n");
 	CHECK_STR(soft_of(700, 701), "2-3\n");
+	CHECK_STR(psoft_of(710), "none\n");
 	mgr_scan(mgr);
+	CHECK_STR(psoft_of(700), "1\n");
 
-	/* exec: only the leader is left, and it is adopted afresh. */
+	/* exec: only the leader is left; adopted again, it is taken back. */
 	rm_task(700, 701);
 	rm_task(700, 702);
 	set_soft(700, 700, "3\n");
+	set_psoft(700, "2\n");
 	mgr_on_exec(mgr, 700);
 	mgr_flush(mgr, UINT64_MAX);
-	CHECK_STR(soft_of(700, 700), "1\n");
+	CHECK_STR(psoft_of(700), "1\n");
+	CHECK_STR(soft_of(700, 700), "\n");
 	CHECK(mgr_lookup(mgr, 700)->own.nhand == 0 && mgr->nhand_procs == 1);
 
 	/* SIGUSR1: re-adopt everything. */
 	CHECK(mgr_readopt(mgr) == 1);
 	CHECK(mgr_scan_finish(mgr) == 0);
-	CHECK_STR(soft_of(710, 710), "1\n");
+	CHECK_STR(psoft_of(710), "1\n");
+	CHECK_STR(soft_of(710, 710), "\n");
 	CHECK(mgr->nhand_procs == 0);
 
 	/* A removed rule lets hand-managed processes go as they are. */
 	set_soft(710, 710, "3\n");
 	mgr_scan(mgr);
+	CHECK(mgr->nhand_procs == 1);
 	c3 = load("rules = ( { name = \"other\"; comm = \"zzz\"; "
 		  "cpus = \"1\"; } );",
 		  err, sizeof(err));
 	CHECK(mgr_reload(mgr, c3) == 0 && mgr_scan_finish(mgr) == 0);
 	CHECK(mgr_processes(mgr) == 0 && mgr->nhand_procs == 0);
 	CHECK_STR(soft_of(710, 710), "3\n");
-	CHECK_STR(soft_of(700, 700), "\n");
+	CHECK_STR(psoft_of(710), "\n");
+	CHECK_STR(psoft_of(700), "\n");
 	config_free(c2);
 	mgr_free(mgr);
 	mgr = NULL;
@@ -189,21 +207,21 @@ void test_manager_slices(void)
 	CHECK(mgr_scan_start(mgr, SCAN_LIGHT) == 0 &&
 	      mgr_scan_finish(mgr) == 0);
 	CHECK(mgr_lookup(mgr, 802) == NULL);
-	CHECK_STR(soft_of(1200, 1200), "0\n");
+	CHECK_STR(psoft_of(1200), "0\n");
 	CHECK(mgr_scan_start(mgr, SCAN_ATTRS) == 0 &&
 	      mgr_scan_finish(mgr) == 0);
-	CHECK_STR(soft_of(802, 802), "0\n");
+	CHECK_STR(psoft_of(802), "0\n");
 	/* ATTRS and LIGHT leave the threads of known processes alone. */
 	mktask(802, 1250, "app", 802, 0, "0-3", "\n");
 	CHECK(mgr_scan_start(mgr, SCAN_ATTRS) == 0 &&
 	      mgr_scan_finish(mgr) == 0);
 	CHECK_STR(soft_of(802, 1250), "\n");
-	/* NEW reads only the threads not met before. */
+	/* NEW: new threads need nothing, the process level has them. */
 	fake_writes = 0;
 	CHECK(mgr_scan_start(mgr, SCAN_NEW) == 0 &&
 	      mgr_scan_finish(mgr) == 0);
-	CHECK_STR(soft_of(802, 1250), "0\n");
-	CHECK(fake_writes == 1);
+	CHECK_STR(soft_of(802, 1250), "\n");
+	CHECK(fake_writes == 0);
 	/* Exits are noticed by every kind; children of others are known. */
 	mgr_on_fork(mgr, 803, 1300, 1300);
 	mgr_flush(mgr, UINT64_MAX);
@@ -220,16 +238,18 @@ void test_manager_slices(void)
 	CHECK(mgr_lookup(mgr, 1200) == NULL && mgr_processes(mgr) == 101);
 	CHECK(mgr->others.count == 199); /* 1300 never showed up */
 
-	/* Many threads: all remembered, in order. */
+	/* Many threads: one write; only hand-set ones are remembered. */
 	for (int t = 1400; t < 1440; t++)
-		mktask(1400, t, "app", 1400, 0, "0-3", "\n");
-	CHECK(mgr_scan(mgr) == 0);
-	CHECK(mgr_lookup(mgr, 1400) && mgr_lookup(mgr, 1400)->own.nthreads == 40);
-	CHECK(mgr_lookup(mgr, 1400)->own.threads[39].tid == 1439);
-	CHECK_STR(soft_of(1400, 1421), "0\n");
-	rm_task(1400, 1421);
-	mgr_on_exit(mgr, 1421, 1400);
-	CHECK(mgr_lookup(mgr, 1400)->own.nthreads == 39);
+		mktask(1400, t, "app", 1400, 0, "0-3", t % 10 ? "\n" : "3\n");
+	fake_writes = 0;
+	CHECK(mgr_scan(mgr) == 0 && fake_writes == 1);
+	CHECK(mgr_lookup(mgr, 1400) && mgr_lookup(mgr, 1400)->own.nthreads == 4);
+	CHECK(mgr_lookup(mgr, 1400)->own.threads[3].tid == 1430);
+	CHECK_STR(psoft_of(1400), "0\n");
+	CHECK_STR(soft_of(1400, 1421), "\n");
+	rm_task(1400, 1420);
+	mgr_on_exit(mgr, 1420, 1400);
+	CHECK(mgr_lookup(mgr, 1400)->own.nthreads == 3);
 	{
 		char cmd[PATH_MAX + 16];
 
@@ -237,7 +257,10 @@ void test_manager_slices(void)
 		CHECK(system(cmd) == 0);
 	}
 
-	/* A reload that changes a rule in the middle of a scan starts over. */
+	/*
+	 * A reload that changes a rule in the middle of a scan lets it go
+	 * on too: the managed processes were matched again by the reload.
+	 */
 	c2 = load("rules = ( { name = \"app\"; comm = \"app\"; "
 		  "cpus = \"1\"; } );",
 		  err, sizeof(err));
@@ -245,7 +268,7 @@ void test_manager_slices(void)
 	CHECK(mgr_scan_step(mgr, 0) == 0);
 	scans = mgr->cnt.scans;
 	CHECK(mgr_reload(mgr, c2) == 0 && mgr_scan_busy(mgr));
-	CHECK(mgr->cnt.scans == scans + 1);
+	CHECK(mgr->cnt.scans == scans);
 	config_free(c);
 	CHECK(mgr_scan_finish(mgr) == 0 && mgr_processes(mgr) == 101);
 	/* One that keeps the rules lets it go on. */
@@ -279,7 +302,7 @@ void test_manager_dirty(void)
 		mktask(900, tid, "app", 90, 0, "0-3", "\n");
 	mktask(920, 920, "rest", 92, 0, "0-3", "\n");
 	CHECK(mgr_scan(mgr) == 0);
-	CHECK_STR(soft_of(900, 901), "0-1\n");
+	CHECK_STR(psoft_of(900), "0-1\n");
 
 	/* A comm-flip storm: a thousand events, one evaluation. */
 	mktask(920, 920, "app", 92, 0, "0-3", "\n");
@@ -332,21 +355,26 @@ void test_manager_dirty(void)
 	 * A child forked from a managed process that matches nothing has
 	 * the parent's mask: reset on stop, unless someone changed it.
 	 */
-	mktask(930, 930, "other", 93, 0, "0-3", "0-1\n");
+	mktask(930, 930, "other", 93, 0, "0-3", "\n");
+	set_psoft(930, "0-1\n"); /* fork copies the process level */
 	mktask(930, 931, "other", 93, 0, "0-3", "3\n");
 	mgr_on_fork(mgr, 900, 930, 930);
 	mgr_flush(mgr, UINT64_MAX);
 	CHECK(!mgr_lookup(mgr, 930));
 	/* One found by a scan (events missed): its ppid tells. */
 	fixture_ppid = 900;
-	mktask(940, 940, "other", 94, 0, "0-3", "0-1\n");
+	mktask(940, 940, "other", 94, 0, "0-3", "\n");
+	set_psoft(940, "0-1\n");
+	mktask(960, 960, "other", 96, 0, "0-3", "\n");
+	set_psoft(960, "2\n"); /* changed by someone: theirs */
 	fixture_ppid = 0;
 	CHECK(mgr_scan(mgr) == 0);
 	mgr_restore_all(mgr);
-	CHECK_STR(soft_of(900, 900), "\n");
-	CHECK_STR(soft_of(930, 930), "\n");
+	CHECK_STR(psoft_of(900), "\n");
+	CHECK_STR(psoft_of(930), "\n");
 	CHECK_STR(soft_of(930, 931), "3\n");
-	CHECK_STR(soft_of(940, 940), "\n");
+	CHECK_STR(psoft_of(940), "\n");
+	CHECK_STR(psoft_of(960), "2\n");
 	mgr_free(mgr);
 	mgr = NULL;
 	config_free(c);
@@ -375,6 +403,168 @@ void test_threads_main(void)
 	mgr_on_fork(mgr, 950, 953, 950);
 	mgr_flush(mgr, UINT64_MAX);
 	CHECK_STR(soft_of(950, 953), "\n");
+	mgr_free(mgr);
+	mgr = NULL;
+	config_free(c);
+	aff_write = write_file_at;
+}
+
+/*
+ * threads = "all": one write of the process level for any number of
+ * threads; restore writes back exactly what was there; a child forked
+ * from a managed process is restored to what its parent had.
+ */
+void test_process_level(void)
+{
+	struct config *c, *c2;
+	struct managed *e;
+	uint64_t evals;
+	char err[512];
+
+	fake_fixture();
+	for (int t = 0; t < 100; t++)
+		mktask(1000, 1000 + t, "big", 5, 0, "0-3", "\n");
+	set_soft(1000, 1042, "3\n"); /* the program's own, for one thread */
+	set_psoft(1000, "2-3\n");    /* the process asked for 2-3 before us */
+	c = mgr_setup("rules = ( { name = \"big\"; comm = \"big\"; "
+		      "cpus = \"0-1\"; } );");
+	if (!c)
+		return;
+	fake_writes = 0;
+	CHECK(mgr_scan(mgr) == 0);
+	CHECK(fake_writes == 1 && mgr->cnt.written == 1);
+	CHECK_STR(psoft_of(1000), "0-1\n");
+	for (int t = 0; t < 100; t++)
+		if (t != 42 && strcmp(soft_of(1000, 1000 + t), "\n"))
+			CHECK(!"a thread level was written");
+	CHECK_STR(soft_of(1000, 1042), "3\n");
+	e = mgr_lookup(mgr, 1000);
+	CHECK(e && e->own.nhand == 1 && e->own.nthreads == 1 &&
+	      mgr_hand_processes(mgr) == 1);
+	CHECK(e && e->proc_orig.state == REQ_SET);
+	/* Nothing to do again, for new threads neither. */
+	fake_writes = 0;
+	mktask(1000, 1100, "big", 5, 0, "0-3", "\n");
+	mgr_on_fork(mgr, 1000, 1100, 1000);
+	CHECK(mgr_dirty_count(mgr) == 0);
+	CHECK(mgr_scan(mgr) == 0 && fake_writes == 0);
+
+	/* A forked child inherits ours; its exec elsewhere restores what
+	 * its parent had before us, not ours. */
+	fixture_ppid = 1000;
+	mktask(1200, 1200, "big", 6, 0, "0-3", "\n");
+	fixture_ppid = 0;
+	set_psoft(1200, "0-1\n");
+	mgr_on_fork(mgr, 1000, 1200, 1200);
+	fake_writes = 0;
+	evals = mgr->cnt.evals;
+	mgr_flush(mgr, UINT64_MAX);
+	/* Its parent's rule, not matched again; nothing written. */
+	CHECK(mgr_lookup(mgr, 1200) && fake_writes == 0 &&
+	      mgr->cnt.evals == evals);
+	CHECK(mgr_lookup(mgr, 1200) &&
+	      (mgr_lookup(mgr, 1200)->flags & M_PROC_OURS));
+	mktask(1200, 1200, "sh", 6, 0, "0-3", "\n");
+	set_psoft(1200, "0-1\n"); /* kept across execve */
+	mgr_on_exec(mgr, 1200);
+	mgr_flush(mgr, UINT64_MAX);
+	CHECK(!mgr_lookup(mgr, 1200));
+	CHECK_STR(psoft_of(1200), "2-3\n");
+
+	/* A rule that changes its CPUs: ours written over, one write. */
+	c2 = load("rules = ( { name = \"big\"; comm = \"big\"; "
+		  "cpus = \"1\"; } );",
+		  err, sizeof(err));
+	fake_writes = 0;
+	CHECK(c2 && mgr_reload(mgr, c2) == 0 && mgr_scan_finish(mgr) == 0);
+	CHECK_STR(psoft_of(1000), "1\n");
+	CHECK_STR(soft_of(1000, 1042), "3\n");
+
+	/* Stop: the process level as it was, exactly; the thread's own. */
+	mgr_restore_all(mgr);
+	CHECK_STR(psoft_of(1000), "2-3\n");
+	CHECK_STR(soft_of(1000, 1042), "3\n");
+	/* "none" before us comes back as "none". */
+	set_psoft(1000, "none\n");
+	CHECK(mgr_scan(mgr) == 0);
+	CHECK_STR(psoft_of(1000), "1\n");
+	mgr_restore_all(mgr);
+	CHECK_STR(psoft_of(1000), "none\n");
+	mgr_free(mgr);
+	mgr = NULL;
+	config_free(c);
+	config_free(c2);
+	aff_write = write_file_at;
+}
+
+/*
+ * A walk over a 1000-thread process is capped per evaluation: the rest
+ * waits in the dirty queue, behind the others, and the process is
+ * adopted only when its walk is complete.
+ */
+void test_walk_slices(void)
+{
+	struct config *c;
+	struct managed *e;
+	int flushes = 0;
+
+	fake_fixture();
+	for (int t = 0; t < 1000; t++)
+		mktask(2000, 2000 + t, "wide", 7, 0, "0-3", "0-1\n");
+	c = mgr_setup("rules = ( { name = \"wide\"; comm = \"wide\"; "
+		      "cpus = \"0-1\"; threads = \"main\"; } );");
+	if (!c)
+		return;
+	fake_writes = 0;
+	mgr_eval_pid(mgr, 2000);
+	e = mgr_lookup(mgr, 2000);
+	CHECK(e && e->walk && e->walk->next == MGR_WALK_CAP);
+	CHECK(e && !(e->flags & M_ADOPTED));
+	CHECK(mgr_dirty_count(mgr) == 1);
+	/* The main thread's request is in place; 255 others reset so far. */
+	CHECK(fake_writes == MGR_WALK_CAP - 1);
+	CHECK_STR(soft_of(2000, 2255), "\n");
+	CHECK_STR(soft_of(2000, 2256), "0-1\n");
+	/* Another process marked meanwhile is not held up behind it. */
+	mktask(3000, 3000, "wide", 8, 0, "0-3", "\n");
+	mgr_on_exec(mgr, 3000);
+	CHECK(!mgr_flush(mgr, 0) && e->walk && e->walk->next == 2 * MGR_WALK_CAP);
+	flushes++;
+	CHECK(!mgr_flush(mgr, 0) && mgr_lookup(mgr, 3000));
+	flushes++;
+	while (!mgr_flush(mgr, 0) && flushes < 100)
+		flushes++;
+	flushes++;
+	CHECK(flushes == 4); /* 256 + 256 + 1 + 256 + 232 */
+	CHECK(!e->walk && (e->flags & M_ADOPTED));
+	CHECK(fake_writes == 999 + 1); /* and 3000's main thread */
+	CHECK_STR(soft_of(2000, 2000), "0-1\n");
+	CHECK_STR(soft_of(2000, 2999), "\n");
+	mgr_free(mgr);
+	mgr = NULL;
+	config_free(c);
+
+	/* threads = "all": a hand-set thread at the end is found at last. */
+	fake_fixture();
+	for (int t = 0; t < 1000; t++)
+		mktask(2000, 2000 + t, "wide", 7, 0, "0-3",
+		       t == 999 ? "3\n" : "\n");
+	c = mgr_setup("rules = ( { name = \"wide\"; comm = \"wide\"; "
+		      "cpus = \"0-1\"; } );");
+	if (!c)
+		return;
+	fake_writes = 0;
+	mgr_eval_pid(mgr, 2000);
+	e = mgr_lookup(mgr, 2000);
+	CHECK(e && fake_writes == 1 && e->walk && mgr_hand_processes(mgr) == 0);
+	flushes = 0;
+	while (!mgr_flush(mgr, 0) && flushes < 100)
+		flushes++;
+	CHECK(flushes == 2 && !e->walk && mgr_hand_processes(mgr) == 1);
+	CHECK(fake_writes == 1);
+	/* A rename to the same name walks nothing. */
+	mgr_on_change(mgr, 2000);
+	CHECK(mgr_flush(mgr, 0) && !e->walk);
 	mgr_free(mgr);
 	mgr = NULL;
 	config_free(c);

@@ -28,13 +28,18 @@ void test_manager_scan(void)
 		      "nodes = [ 0 ]; } );");
 	if (!c)
 		return;
+	fake_writes = 0;
 	CHECK(mgr_scan(mgr) == 0);
 	CHECK(mgr_processes(mgr) == 2); /* 200 and 400; not 300, not the kthread */
-	CHECK_STR(soft_of(200, 200), "0-1\n");
-	CHECK_STR(soft_of(200, 201), "0-1\n");
+	/* threads = "all": one write at the process level, RT thread too. */
+	CHECK_STR(psoft_of(200), "0-1\n");
+	CHECK_STR(soft_of(200, 200), "\n");
+	CHECK_STR(soft_of(200, 201), "\n");
 	CHECK_STR(soft_of(200, 202), "\n");
-	CHECK_STR(soft_of(300, 300), "\n");
-	CHECK(mgr->cnt.written == 2 && mgr->cnt.rt == 1 && mgr->cnt.empty == 1);
+	CHECK_STR(psoft_of(300), "\n");
+	CHECK_STR(psoft_of(400), "\n");
+	CHECK(mgr->cnt.written == 1 && mgr->cnt.rt == 0 && mgr->cnt.empty == 1);
+	CHECK(fake_writes == 1);
 
 	/* A rescan writes nothing new; the empty warning is not repeated. */
 	unsigned long warns = log_counts[LOG_WARNING];
@@ -43,29 +48,34 @@ void test_manager_scan(void)
 	CHECK(fake_writes == 0);
 	CHECK(log_counts[LOG_WARNING] == warns);
 
-	/* A new thread via the connector path. */
+	/* A new thread: the kernel gives it the process level; no work. */
 	mktask(200, 203, "app one", 10, 0, "0-3", "\n");
 	mgr_on_fork(mgr, 200, 203, 200);
+	CHECK(mgr_dirty_count(mgr) == 0);
 	mgr_flush(mgr, UINT64_MAX);
-	CHECK_STR(soft_of(200, 203), "0-1\n");
+	CHECK_STR(soft_of(200, 203), "\n");
+	CHECK(fake_writes == 0);
 
 	/* A forked child of a managed process is evaluated ... */
 	mktask(210, 210, "app one", 20, 0, "0-3", "\n");
+	set_psoft(210, "0-1\n"); /* fork copied its parent's request */
 	mgr_on_fork(mgr, 200, 210, 210);
 	mgr_flush(mgr, UINT64_MAX);
 	CHECK(mgr_lookup(mgr, 210) != NULL);
-	CHECK_STR(soft_of(210, 210), "0-1\n");
+	CHECK_STR(psoft_of(210), "0-1\n");
+	CHECK(fake_writes == 0);
 	/* ... a child of an unmanaged one is not (same attrs, no match). */
 	mktask(310, 310, "other", 21, 0, "0-3", "\n");
 	mgr_on_fork(mgr, 300, 310, 310);
 	mgr_flush(mgr, UINT64_MAX);
 	CHECK(mgr_lookup(mgr, 310) == NULL);
 
-	/* exec into something else: unmanaged and restored. */
+	/* exec into something else: unmanaged and restored (to inherit,
+	 * what its parent had before us). */
 	mktask(210, 210, "bash", 20, 0, "0-3", NULL);
 	mgr_eval_pid(mgr, 210);
 	CHECK(mgr_lookup(mgr, 210) == NULL);
-	CHECK_STR(soft_of(210, 210), "\n");
+	CHECK_STR(psoft_of(210), "\n");
 
 	/* A new thread of a pid that was reused behind our back: no write. */
 	mktask(210, 210, "app one", 30, 0, "0-3", "\n");
@@ -74,10 +84,15 @@ void test_manager_scan(void)
 	CHECK(mgr_lookup(mgr, 210) != NULL);
 	mktask(210, 210, "app one", 31, 0, "0-3", "\n"); /* reused */
 	mktask(210, 211, "app one", 31, 0, "0-3", "\n");
+	fake_writes = 0;
 	mgr_on_fork(mgr, 210, 211, 210);
+	CHECK(mgr_dirty_count(mgr) == 0); /* threads = "all": nothing to do */
 	mgr_flush(mgr, UINT64_MAX);
 	CHECK_STR(soft_of(210, 211), "\n");
-	CHECK(mgr_lookup(mgr, 210) == NULL);
+	CHECK(fake_writes == 0);
+	mgr_eval_pid(mgr, 210); /* the next look sees a new process */
+	CHECK(mgr_lookup(mgr, 210) && mgr_lookup(mgr, 210)->starttime == 31);
+	mgr_on_exit(mgr, 210, 210);
 	{
 		char rm[PATH_MAX + 16];
 
@@ -132,7 +147,7 @@ void test_manager_errors(void)
 	fake_err = -EINVAL;
 	warns = log_counts[LOG_WARNING];
 	mgr_scan(mgr);
-	CHECK(mgr->cnt.einval == 6);
+	CHECK(mgr->cnt.einval == 5); /* one write per process */
 	CHECK(log_counts[LOG_WARNING] == warns + 1);
 	CHECK(mgr_processes(mgr) == 5);
 
@@ -157,7 +172,7 @@ void test_manager_errors(void)
 	warns = log_counts[LOG_WARNING];
 	mgr_scan(mgr);
 	CHECK(log_counts[LOG_WARNING] == warns);
-	CHECK(mgr->cnt.gone == 6);
+	CHECK(mgr->cnt.gone == 5);
 	fake_err = 0;
 	mgr_free(mgr);
 	mgr = NULL;
@@ -234,13 +249,18 @@ void test_manager_reload(void)
 	CHECK(c2 != NULL);
 	fake_writes = 0;
 	CHECK(mgr_reload(mgr, c2) == 0 && mgr_scan_finish(mgr) == 0);
-	CHECK_STR(soft_of(600, 600), "0\n");   /* untouched */
-	CHECK_STR(soft_of(601, 601), "1\n");   /* re-applied */
-	CHECK_STR(soft_of(602, 602), "\n"); /* restored */
+	CHECK_STR(psoft_of(600), "0\n");   /* untouched */
+	CHECK_STR(psoft_of(601), "1\n");   /* re-applied */
+	CHECK_STR(psoft_of(602), "\n"); /* restored */
 	CHECK_STR(soft_of(603, 603), "2-3\n"); /* foreign: left alone */
+	CHECK_STR(psoft_of(603), "\n"); /* its process level restored */
 	CHECK(mgr_lookup(mgr, 600)->rule == 1);
 	CHECK(mgr->rules[0].nprocs == 1 && mgr->rules[1].nprocs == 1);
-	CHECK(fake_writes == 3); /* 601 reset + 601 apply + 602 reset */
+	/*
+	 * 601 written over ours (no reset first), 602 reset, and 603's
+	 * process level reset (its thread's own request stays).
+	 */
+	CHECK(fake_writes == 3);
 	config_free(c1);
 
 	/*
@@ -277,8 +297,8 @@ void test_manager_reload(void)
 
 	/* Shutdown with restore_on_exit. */
 	mgr_restore_all(mgr);
-	CHECK_STR(soft_of(600, 600), "\n");
-	CHECK_STR(soft_of(601, 601), "\n");
+	CHECK_STR(psoft_of(600), "\n");
+	CHECK_STR(psoft_of(601), "\n");
 	mgr_free(mgr);
 	mgr = NULL;
 	config_free(c3);

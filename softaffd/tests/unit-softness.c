@@ -493,3 +493,67 @@ void test_mgr_cgroup_recreated(void)
 	mgr = NULL;
 	config_free(c);
 }
+
+/* Every task of pid's first n threads has run ms more, in total. */
+static void run_all(int pid, int n, unsigned int ms)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%llu 0 1\n",
+		 (unsigned long long)ms * 1000000ULL);
+	for (int t = 0; t < n; t++)
+		put_sched(pid, pid + t, buf, "0.0");
+}
+
+/*
+ * A rule over 200 processes samples 64 a time, a window that moves on
+ * by a quarter, so all of them are met within a few intervals; what
+ * the sample saw is scaled to the whole rule.  A process of 600
+ * threads: 256 of them a time, scaled to 600.
+ */
+void test_mgr_sample_bounded(void)
+{
+	const struct rule_figures *f, *g;
+	struct pidnode *n, *next;
+	bool all = true;
+	struct config *c;
+	double want;
+
+	fake_fixture();
+	for (int p = 3000; p < 3200; p++) {
+		mktask(p, p, "s", (unsigned)p, 0, "0-3", "\n");
+		run_all(p, 1, 0);
+	}
+	for (int t = 0; t < 600; t++)
+		mktask(5000, 5000 + t, "t", 9, 0, "0-3", "\n");
+	run_all(5000, 600, 0);
+	c = mgr_setup("rules = ( { name = \"s\"; comm = \"s\"; cpus = \"2-3\"; },"
+		      " { name = \"t\"; comm = \"t\"; cpus = \"2-3\"; } );");
+	if (!c)
+		return;
+	CHECK(mgr_scan(mgr) == 0 && mgr_processes(mgr) == 201);
+	f = &mgr->rules[0].st.last;
+	g = &mgr->rules[1].st.last;
+	for (int i = 1; i <= 12; i++) {
+		/* Each process and thread ran 100 ms more each second. */
+		for (int p = 3000; p < 3200; p++)
+			run_all(p, 1, 100 * (unsigned)i);
+		run_all(5000, 600, 100 * (unsigned)i);
+		mgr_sample(mgr, 1000 * (uint64_t)i, true);
+		CHECK(f->processes == 64 && f->threads == 64);
+		CHECK(g->processes == 1 && g->threads == 256);
+		if (i == 1)
+			continue;
+		/* 48 of the 64 had a baseline: 200 x 100 ms, scaled. */
+		want = 200 * 100e6;
+		CHECK(f->runtime_ns > want * 0.99 && f->runtime_ns < want * 1.01);
+		want = 600 * 100e6;
+		CHECK(g->runtime_ns > want * 0.99 && g->runtime_ns < want * 1.01);
+	}
+	pidtable_for_each (&mgr->procs, n, next)
+		all &= as_managed(n)->sampled_ms != 0;
+	CHECK(all);
+	mgr_free(mgr);
+	mgr = NULL;
+	config_free(c);
+}

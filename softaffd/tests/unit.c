@@ -50,7 +50,14 @@ int main(void)
 	RUN(test_manager_errors, "EPERM/EINVAL/ESRCH warn-once policy");
 	RUN(test_manager_warn_limit, "per-process warnings: a limit per rule");
 	RUN(test_manager_reload,
-	    "reload restores changed/removed rules; same rules: go on");
+	    "reload: a changed rule written over, a removed one restored; "
+	    "same rules: go on");
+	RUN(test_reload_atomic,
+	    "changed rules: only new preferences written, only unmatched "
+	    "restored, the scan goes on");
+	RUN(test_readopt_keeps_scan, "SIGUSR1 during a full scan: it goes on");
+	RUN(test_reload_cgroup,
+	    "changed cgroup rule: written over; to threads: cgroup restored after");
 	RUN(test_manager_many, "2000 processes, table grows and shrinks");
 	RUN(test_aff_decide, "claims: adopt, new thread, ours; restore");
 	RUN(test_manager_hand, "hand-set masks: kept, listed, exec, re-adopt");
@@ -70,12 +77,17 @@ int main(void)
 	    "dirty queue: a storm starves no one (ceil(n/k) turns)");
 	RUN(test_manager_dirty, "dirty queue, match cache, inherited masks");
 	RUN(test_threads_main, "threads = main: other threads get no mask");
+	RUN(test_process_level,
+	    "threads = all: one process-level write, restored as it was");
+	RUN(test_walk_slices, "a 1000-thread walk in capped slices");
 	RUN(test_sysctl, "ratio actuator: saved original, sysctl -w pauses");
 	RUN(test_status_format, "status as a pure function, written on change");
 	RUN(test_config_files, "config file type, owner and mode; caps");
 	RUN(test_config_dropins, "drop-ins: order, trust, duplicates");
 	RUN(test_rulectl, "per-rule control law as tables");
 	RUN(test_mgr_sample, "gather: per-thread schedstat deltas per rule");
+	RUN(test_mgr_sample_bounded,
+	    "gather: a bounded sample that rotates, scaled to the rule");
 	RUN(test_cgstat, "cpu.pressure and cpu.stat parsers, deltas");
 	RUN(test_mgr_sample_cgroup,
 	    "gather: a cgroup rule's wait from cpu.pressure, fallback");

@@ -66,6 +66,9 @@ void stat_line(char *buf, size_t size, int pid, const char *comm,
 void mktask(int pid, int tid, const char *comm, unsigned long long start,
 	    unsigned int policy, const char *hard, const char *soft);
 const char *soft_of(int pid, int tid);
+/* The process level, /proc/PID/soft_affinity_list; and setting it. */
+const char *psoft_of(int pid);
+void set_psoft(int pid, const char *req);
 extern int fake_err;
 extern int fake_writes;
 extern const char *fake_fail_on;
@@ -109,12 +112,18 @@ void test_manager_hand(void);
 void test_manager_slices(void);
 void test_manager_dirty(void);
 void test_threads_main(void);
+void test_process_level(void);
+void test_walk_slices(void);
 /* unit-manager.c */
 void test_manager_scan(void);
 void test_manager_errors(void);
 void test_manager_warn_limit(void);
 void test_manager_reload(void);
 void test_manager_many(void);
+/* unit-reload.c */
+void test_reload_atomic(void);
+void test_readopt_keeps_scan(void);
+void test_reload_cgroup(void);
 /* unit-parsers.c */
 void test_cpuset_list(void);
 void test_cpuset_mask(void);
@@ -133,6 +142,7 @@ void test_dirtyq(void);
 void test_dirtyq_no_starvation(void);
 /* unit-softness.c */
 void test_mgr_sample(void);
+void test_mgr_sample_bounded(void);
 void test_mgr_sample_cgroup(void);
 void test_cgroup_wait_size(void);
 void test_mgr_cgroup_recreated(void);

@@ -73,12 +73,20 @@ wait_until() {
 		sleep 0.1
 	done
 }
-# ABI v4: softaffd writes each thread's own request (task/TID/
-# soft_affinity_list, see softaffd/affinity.c), which reads back exactly
-# as written: the rule's CPUs, or an empty line (inherit) where there is
-# none, as after softaffd's restore.  What applies is in status.
-# soft PID [TID]: the thread's own request ("" inherit, "?" unreadable)
-soft() { cat "/proc/$1/task/${2:-$1}/soft_affinity_list" 2>/dev/null || echo "?"; }
+# ABI v4: softaffd writes each process's own request (/proc/PID/
+# soft_affinity_list, threads = "all", see softaffd/manager-apply.c),
+# which every thread shares and reads back exactly as written: the
+# rule's CPUs, or what was there before (here an empty line, inherit),
+# as after softaffd's restore.  What applies is in status.
+# soft PID [TID]: the process's own request, or with TID the thread's
+# ("" inherit, "?" unreadable)
+soft() {
+	if [[ -n ${2:-} ]]; then
+		cat "/proc/$1/task/$2/soft_affinity_list" 2>/dev/null || echo "?"
+	else
+		cat "/proc/$1/soft_affinity_list" 2>/dev/null || echo "?"
+	fi
+}
 has_soft() { [[ $(soft "$1") == "$2" ]]; }
 # eff PID [TID]: what applies, "Cpus_preferred_list Cpus_preferred_source"
 eff() { sed -n 's/^Cpus_preferred_list:[[:space:]]*//p; s/^Cpus_preferred_source:[[:space:]]*//p' "/proc/$1/task/${2:-$1}/status" 2>/dev/null | paste -sd' '; }
@@ -86,16 +94,24 @@ eff() { sed -n 's/^Cpus_preferred_list:[[:space:]]*//p; s/^Cpus_preferred_source
 # no preference at all (the hard mask, source none)
 off() { echo "[$(soft "$@")] $(eff "$@")"; }
 OFF="[] $HARD none"
-# every thread of PID has the request WANT (and there are N of them)
+# PID's process request is WANT, no thread has one of its own, and in
+# every thread WANT applies from the process level (WANT "": none of
+# either level); and there are N threads
 threads_soft() { # PID WANT [N]
 	local t c=0
+	[[ $(soft "$1") == "$2" ]] || return 1
 	for t in /proc/$1/task/*; do
-		[[ $(cat "$t/soft_affinity_list" 2>/dev/null || echo "?") == "$2" ]] || return 1
+		[[ $(cat "$t/soft_affinity_list" 2>/dev/null || echo "?") == "" ]] || return 1
+		if [[ -n $2 ]]; then
+			[[ $(eff "$1" "${t##*/}") == "$2 process" ]] || return 1
+		else
+			[[ $(eff "$1" "${t##*/}") != *" process" ]] || return 1
+		fi
 		c=$((c + 1))
 	done
 	[[ -z ${3:-} || $c == "$3" ]]
 }
-threads_desc() { local t; for t in /proc/$1/task/*; do printf '%s=[%s] ' "${t##*/}" "$(cat "$t/soft_affinity_list" 2>/dev/null || echo "?")"; done; }
+threads_desc() { local t; printf 'process=[%s] ' "$(soft "$1")"; for t in /proc/$1/task/*; do printf '%s=[%s] %s; ' "${t##*/}" "$(cat "$t/soft_affinity_list" 2>/dev/null || echo "?")" "$(eff "$1" "${t##*/}")"; done; }
 mainpid() { systemctl show -p MainPID --value softaffd; }
 active() { [[ $(systemctl is-active softaffd) == active ]]; }
 ratio() { echo "$(cat /proc/sys/kernel/sched_allowed):$(cat /proc/sys/kernel/sched_preferred)"; }
@@ -216,7 +232,7 @@ is "$(off "$before")" "$OFF" "with softaffd stopped, softaff-demo0 has soft affi
 systemctl start softaffd
 check "systemctl start softaffd: the unit is active" active
 # READY=1 comes after the first scan: no waiting here.
-is "$(off "$before")" "[$N0] $N0 thread" "started before the daemon: softaff-demo0 has node 0 once the unit is active (its thread's request, in effect)"
+is "$(off "$before")" "[$N0] $N0 process" "started before the daemon: softaff-demo0 has node 0 once the unit is active (its process's request, in effect)"
 is "$(soft "$before1")" "$N1" "started before the daemon: softaff-demo1 has CPUs 2-3 (rule demo-node1)"
 
 # ---- matching: processes started after the daemon, latency ---------------
@@ -250,7 +266,7 @@ is "$line" "ready" "16-thread process: first 8 threads up"
 check "all 8 first threads get node 0 ($N0) within 2 s" wait_until 2 threads_soft "$thr" "$N0" 8
 kill -USR1 "$thr"
 read -r -t 20 line <&$tfd
-is "$line" "later $HARD none" "8 later threads created by a thread whose soft affinity was reset to inherit (then the hard mask applied, source none)"
+is "$line" "later $N0 process" "8 later threads created by a thread whose own request was reset to inherit: the process's request applies to them (source process)"
 if wait_until 2 threads_soft "$thr" "$N0" 16; then
 	ok "all 16 threads, the 8 later ones included, have node 0 within 2 s"
 else
@@ -279,7 +295,7 @@ kill -9 "$old"
 # adopted process gets its mask reset, so re-adoption must write.
 spawn /tmp/softaff-demo0 600
 late=$last
-echo inherit >"/proc/$before/task/$before/soft_affinity_list"
+echo inherit >"/proc/$before/soft_affinity_list"
 echo "# after kill -9: state $(systemctl is-active softaffd), MainPID $(mainpid), softaff-demo0 $late: $(soft "$late")"
 restarted() { local p; p=$(mainpid); active && [[ $p != 0 && $p != "$old" ]]; }
 check "killed with -9, systemd restarts softaffd (new MainPID)" wait_until 30 restarted
@@ -324,7 +340,7 @@ spawn /tmp/softaff-demo0 600
 foreign=$last
 wait_until 2 has_soft "$foreign" "$N0"
 lastcpu=${N0##*[-,]}
-echo "$lastcpu" >"/proc/$foreign/task/$foreign/soft_affinity_list"
+echo "$lastcpu" >"/proc/$foreign/soft_affinity_list"
 check "every managed process has its mask before the stop" eval \
 	'has_soft $before $N0 && has_soft $before1 $N1 && has_soft $late $N0 && threads_soft $thr $N0 16'
 systemctl stop softaffd
@@ -368,7 +384,7 @@ systemctl reload softaffd
 check "reload: same MainPID, still active" eval '[[ $(mainpid) == $old ]] && active'
 check "reload: changed rule r-a (cpus 1) re-targets demo0 to 1" wait_until 5 has_soft "$before" 1
 check "reload: removed rule r-b: demo1 back to inherit (no request of its own)" wait_until 5 has_soft "$before1" ""
-check "journal: demo1 leaves rule 'r-b' (rule removed)" wait_until 5 jhas "pid $before1 .*leaves rule 'r-b' \(rule removed\)"
+check "journal: demo1 leaves rule 'r-b' (rule removed)" wait_until 5 jhas "pid $before1 .*leaves rule 'r-b' \(rule removed"
 check "reload: unchanged rule 'threads' keeps its 16 threads on node 0" threads_soft "$thr" "$N0" 16
 check "journal: nothing leaves the unchanged rule 'threads'" eval '! jhas "leaves rule .threads."'
 jnew | diag

@@ -11,7 +11,7 @@
 #     the rule is one write to the unit's cgroup (cpuset.cpus.preferred and
 #     .ratio; the tasks show Cpus_preferred_source: cgroup), restored on
 #     stop; in a slice without the cpuset controller it falls back to the
-#     threads (source thread) and says so in the journal;
+#     process level (source process) and says so in the journal;
 #  4. the control law: a communicating pair (perf bench sched pipe, two
 #     processes ping-ponging over pipes) preferring node 0 stays hard;
 #     four CPU-bound processes under one rule, hard-pinned to node 0 while
@@ -115,9 +115,9 @@ mainpid() { systemctl show -p MainPID --value softaffd; }
 active() { [[ $(systemctl is-active softaffd) == active ]]; }
 # ABI v4: the soft_affinity* files read the request at their level,
 # exactly as written ("" inherit, "none", or the value); what applies is in
-# status.  softaffd writes a rule's ratio at the process level
-# (/proc/PID/soft_affinity_ratio) and its CPUs at each thread's
-# (task/TID/soft_affinity_list), see softaffd/manager.c and affinity.c.
+# status.  softaffd writes a rule's ratio and its CPUs at the process
+# level (/proc/PID/soft_affinity_ratio and soft_affinity_list, which all
+# threads share), see softaffd/manager-apply.c and affinity.c.
 # status_of PID[/task/TID] FIELD
 status_of() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" 2>/dev/null; }
 # ratio_of PID: "[PROCESS REQUEST] RATIO SOURCE", the process's own ratio
@@ -127,8 +127,8 @@ ratio_of() {
 	echo "[$(cat "/proc/$1/soft_affinity_ratio" 2>/dev/null || echo "?")] $(status_of "$1" Cpus_preferred_ratio) $(status_of "$1" Cpus_preferred_ratio_source)"
 }
 has_ratio() { [[ $(ratio_of "$1") == "$2" ]]; }
-# soft PID: the request of its first thread, where softaffd writes CPUs
-soft() { cat "/proc/$1/task/$1/soft_affinity_list" 2>/dev/null || echo "?"; }
+# soft PID: the process's own request, where softaffd writes CPUs
+soft() { cat "/proc/$1/soft_affinity_list" 2>/dev/null || echo "?"; }
 # eff PID: the CPUs that apply to its first thread (Cpus_preferred_list)
 eff() { status_of "$1" Cpus_preferred_list; }
 sysratio() { echo "$(cat /proc/sys/kernel/sched_allowed):$(cat /proc/sys/kernel/sched_preferred)"; }
@@ -160,7 +160,7 @@ pa=$last
 check "softness = \"20:1\": the process's own ratio 20:1, in force" wait_until 5 has_ratio "$pf" "[20:1] 20:1 process"
 check "softness = \"strict\": 10000:1" wait_until 5 has_ratio "$ps_" "[10000:1] 10000:1 process"
 check "softness adaptive (the default): starts hard, 100:1, as the process's own" wait_until 5 has_ratio "$pa" "[100:1] 100:1 process"
-is "$(soft "$pf") $(eff "$pf")" "$N0 $N0" "the preferred CPUs are set as before (its thread's request, in effect)"
+is "$(soft "$pf") $(eff "$pf")" "$N0 $N0" "the preferred CPUs are set as before (its process's request, in effect)"
 tid=$(ls "/proc/$pf/task" | head -1)
 is "[$(cat "/proc/$pf/task/$tid/soft_affinity_ratio" 2>/dev/null || echo "?")] $(status_of "$pf/task/$tid" Cpus_preferred_ratio) $(status_of "$pf/task/$tid" Cpus_preferred_ratio_source)" \
 	"[] 20:1 process" "its thread, with no ratio of its own (inherit), follows the process's ratio"
@@ -198,7 +198,7 @@ check "--explain: the rule before says why not, the matching one says so" \
 	eval 'grep -q "^rule .fixed. (/etc/softaffd.conf:2): no: comm \"sa71-strict\" does not match \"sa71-fixed\"" <<<"$ex" &&
 	      grep -q "^rule .strict. (/etc/softaffd.conf:3): MATCHES" <<<"$ex"'
 check "--explain: what is applied, and that the daemon manages it" \
-	eval 'grep -q "^applied now: preferred CPUs $N0 (source thread), ratio 10000:1 (source process)" <<<"$ex" &&
+	eval 'grep -q "^applied now: preferred CPUs $N0 (source process), ratio 10000:1 (source process)" <<<"$ex" &&
 	      grep -q "manages it under rule .strict." <<<"$ex"'
 ex=$(softaffd --explain $$ 2>&1)
 check "--explain of a process no rule matches: 'no rule matches', a reason per rule" \
@@ -265,9 +265,9 @@ echo "# sa71-plain: pid $pp, cgroup files: $(ls $cgp | grep -c cpuset) cpuset fi
 jmark
 systemctl start softaffd
 if [[ ! -e $cgp/cpuset.cpus.preferred ]]; then
-	check "no cpuset controller for the unit: falls back to the threads ($N1)" wait_until 5 eval '[[ $(soft $pp) == $N1 ]]'
-	check "... and says so once in the journal" wait_until 5 jhas "rule 'svc': cannot set the preference of cgroup .*sa71-plain.service .*setting each process's threads instead"
-	is "$(status_of "$pp" Cpus_preferred_source)" "thread" "... so the source is the thread"
+	check "no cpuset controller for the unit: falls back to the process level ($N1)" wait_until 5 eval '[[ $(soft $pp) == $N1 ]]'
+	check "... and says so once in the journal" wait_until 5 jhas "rule 'svc': cannot set the preference of cgroup .*sa71-plain.service .*setting each process's own preference instead"
+	is "$(status_of "$pp" Cpus_preferred_source)" "process" "... so the source is the process"
 else
 	nok "sa71nocpuset.slice has the cpuset controller: cannot test the fallback"
 fi

@@ -125,16 +125,17 @@ rules = ( { name = "pkg"; comm = "sa76-demo"; nodes = [1]; } );
 CONF
 systemctl reload softaffd
 cp /bin/sleep /tmp/sa76-demo
-# softaffd writes each thread's own request (ABI v4: task/TID/
-# soft_affinity_list reads it back as written; /proc/PID/soft_affinity_list
-# is the process's, which it leaves alone).
-req() { cat "/proc/$1/task/$1/soft_affinity_list" 2>/dev/null || echo "?"; }
+# softaffd writes each process's own request (ABI v4: /proc/PID/
+# soft_affinity_list, which all its threads share, reads it back as
+# written; task/TID/soft_affinity_list is a thread's, which it leaves
+# alone).
+req() { cat "/proc/$1/soft_affinity_list" 2>/dev/null || echo "?"; }
 /tmp/sa76-demo 1000 &
 d1=$!
 pids+=("$d1")
 wait_until 10 test "$(req $d1)" = "$N1"
 is "$(req $d1)" "$N1" "a rule in /etc/softaffd.conf is applied after reload"
-is "$(softaff -p -c "$d1" | head -1)" "pid $d1's current preferred list: $N1 (thread)" \
+is "$(softaff -p -c "$d1" | head -1)" "pid $d1's current preferred list: $N1 (process)" \
 	"softaff from the package shows it"
 systemctl restart softaffd
 wait_until 20 test "$(systemctl is-active softaffd)" = active

@@ -4,13 +4,13 @@
  *
  * N times: fork a child that stamps CLOCK_MONOTONIC into shared memory
  * just before execve(EXE, "600"), then poll its
- * /proc/PID/task/PID/soft_affinity_list, the thread's own request, which
- * is where softaffd writes, until it reads WANT (or give up after
+ * /proc/PID/soft_affinity_list, the process's own request, which is
+ * where softaffd writes (threads = "all"), until it reads WANT (or give up after
  * 5 * BOUND_MS), and kill it.  Prints one diagnostic line per late or
  * missed start and a summary line:
  *   RESULT n=N applied=A late=L p50_us=.. p99_us=.. max_us=..
  * "late" counts starts applied after BOUND_MS or never.  Exit 0 unless
- * the measurement itself could not run (2): our own thread's request
+ * the measurement itself could not run (2): our own process's request
  * already is WANT, so a child, which starts with a copy of it, would read
  * WANT without any daemon.
  */
@@ -69,9 +69,8 @@ int main(int argc, char **argv)
 	bound_us = atoll(argv[4]) * 1000;
 	if (n <= 0 || bound_us <= 0)
 		return 2;
-	/* The forking thread's own request: fork copies it to the child. */
-	snprintf(path, sizeof(path), "/proc/self/task/%d/soft_affinity_list",
-		 (int)getpid());
+	/* Our process's own request: fork copies it to the child. */
+	snprintf(path, sizeof(path), "/proc/self/soft_affinity_list");
 	if (read_list(path, buf, sizeof(buf)) < 0) {
 		perror(path);
 		return 2;
@@ -102,8 +101,7 @@ int main(int argc, char **argv)
 			execl(argv[2], argv[2], "600", (char *)NULL);
 			_exit(127);
 		}
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/soft_affinity_list",
-			 pid, pid);
+		snprintf(path, sizeof(path), "/proc/%d/soft_affinity_list", pid);
 		deadline = now_us() + 5 * bound_us;
 		for (;;) {
 			long long t = now_us();
