@@ -653,11 +653,8 @@ void mgr_unmanage(struct mgr *m, struct managed *e, int pfd,
 
 size_t mgr_readopt(struct mgr *m)
 {
-	size_t had = m->nhand_procs;
-	struct pidnode *n, *next;
+	size_t had = mgr_forget_hand(m);
 
-	pidtable_for_each (&m->procs, n, next)
-		mgr_readopt_proc(m, as_managed(n));
 	mgr_scan_start(m, SCAN_FULL);
 	return had;
 }
