@@ -6,9 +6,85 @@
 
 #include "daemon.h"
 
+/*
+ * Work done per dispatch of a sliced source (connector events, the dirty
+ * queue, a slice of a scan) before signals and timers are looked at
+ * again.  Small against any watchdog, and a time, not a count: in a
+ * CPU-starved guest one event can take long.
+ */
+#define SLICE_MS 20
+/*
+ * Time the daemon spends per second on connector events and on
+ * evaluating the processes they name.  Anyone can make events (a loop
+ * of prctl(PR_SET_NAME) makes ~150k a second): past the first budget
+ * the daemon stops reading until the second ends, lets the kernel drop
+ * what overflows and rescans instead; past the second, marked processes
+ * wait (each at most once in the queue, oldest first) for the next
+ * second.  So a storm costs it about a third of a CPU, not all of one,
+ * and a legitimate event waits only for the processes marked before
+ * it: a second while they fit in a second's budget, and as many
+ * seconds as they need when a storm from many processes does not.
+ */
+#define CONN_BUDGET_MS	 100
+#define EVAL_BUDGET_MS	 200
+#define BUDGET_WINDOW_MS 1000
+
+/*
+ * The priorities of the loop's sources.  sd-event dispatches one source
+ * per iteration, the pending one of the lowest value, so this is the
+ * order of the work: signals, then timers and cpu.pressure triggers,
+ * then a slice each of connector events, of the dirty queue and of a
+ * scan.  What comes first cannot starve what follows for long: the
+ * connector and the dirty queue have their budgets, reloads and
+ * re-adoptions a rate limit.
+ */
+enum {
+	PRIO_SIGNAL = SD_EVENT_PRIORITY_IMPORTANT,
+	PRIO_TIMER = SD_EVENT_PRIORITY_NORMAL,
+	PRIO_EVENTS,
+	PRIO_DIRTY,
+	PRIO_SCAN,
+};
+
+/*
+ * Timers to the millisecond, which is what the budgets count in: with
+ * sd-event's default accuracy (250 ms) a paused connector could wait a
+ * quarter of a second past its window.
+ */
+#define TIMER_ACCURACY_USEC 1000
+
+/* For the parameters of sd-event callbacks that a handler has no use for. */
+#define MAYBE_UNUSED __attribute__((unused))
+
 /* daemon.c */
 /* (Re)arm the sample and rescan timers from the configuration. */
 void daemon_arm_timers(struct daemon *d);
+/* Give a new source its priority and name; its errors end the loop. */
+int loop_source_setup(sd_event_source *s, int64_t prio, const char *name);
+/* Put a cpu.pressure trigger of the manager's in the loop (0 or -errno). */
+int daemon_watch_trigger(void *ud, int fd);
+/* The first scan is over: READY=1 (or, with --once, the end). */
+void daemon_ready(struct daemon *d);
+
+/* daemon-work.c */
+/* The deferred sources of the sliced work, and the wake-up timer. */
+int work_add_sources(struct daemon *d);
+/*
+ * After every callback: turn the sliced work that is due on, the rest
+ * off, and set the wake-up for what is due later.  0 or -errno, the
+ * callback's result.
+ */
+int loop_arm(struct daemon *d);
+
+/* daemon-conn.c */
+/* Subscribe to the proc connector, or say why the rescans must do. */
+void conn_open(struct daemon *d);
+/* Put the subscribed connector in the loop. */
+int conn_add_source(struct daemon *d);
+/* Read events again if they were paused and a new budget window began. */
+int conn_window(struct daemon *d, uint64_t now);
+/* Out of the loop, and unsubscribe. */
+void conn_close(struct daemon *d);
 
 /* daemon-reload.c */
 /* SIGHUP: switch to a re-read topology and configuration if both are good. */

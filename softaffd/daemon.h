@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <systemd/sd-event.h>
+
 #include "config.h"
 #include "control.h"
 #include "log.h"
@@ -31,14 +33,21 @@ struct daemon_opts {
 };
 
 /*
- * The running daemon: one thread, one epoll loop over a signalfd, three
- * timerfds, the proc connector and the cpu.pressure triggers of adaptive
- * cgroup rules (EPOLLPRI).  Each loop turn serves signals first,
- * then timers, then a slice (SLICE_MS) each of connector events, of the
- * dirty queue and of a scan in progress; events and the dirty queue also
- * have a share of each second (CONN_BUDGET_MS, EVAL_BUDGET_MS).
+ * The running daemon: one thread, one sd-event loop (sd-event(3)) over
+ * the signals, timers, the proc connector, the cpu.pressure triggers
+ * of adaptive cgroup rules (EPOLLPRI) and two deferred sources for the
+ * work done in slices (SLICE_MS): the dirty queue and scans.  Sources
+ * are served by priority: signals first, then timers and triggers, then
+ * a slice each of connector events, of the dirty queue and of a scan;
+ * events and the dirty queue also have a share of each second
+ * (CONN_BUDGET_MS, EVAL_BUDGET_MS), reloads a rate limit.
  *
- *   daemon.c           the loop and its event sources, start and stop
+ *   daemon.c           the loop and its sources (signals, timers,
+ *                      triggers), the watchdog, start and stop
+ *   daemon-work.c      the sliced work (the dirty queue, scans) and
+ *                      when it is due
+ *   daemon-conn.c      the proc connector in the loop: its budget and
+ *                      rate limit
  *   daemon-reload.c    SIGHUP: topology, configuration, capabilities
  *   daemon-softness.c  the control laws on the figures: per rule, and
  *                      the global sysctl ratio
@@ -63,15 +72,19 @@ struct daemon {
 	bool conn_paused; /* over the connector's budget */
 	struct budget conn_budget, eval_budget;
 	uint64_t conn_warned_ms;
-	bool ready, stop, signalled;
+	bool ready, signalled;
 	bool rescan_pending, rescan_due, events_lost;
 	bool recheck_due; /* a full scan after the one in progress */
 	bool warned_status, warned_sample;
 	unsigned int light_scans;
-	uint64_t wd_period_ms, wd_last_ms;
+	uint64_t wd_quarter_ms, wd_last_ms; /* pings from inside long batches */
 	char last_notify[256];
 	struct sbuf last_status, last_json;
-	int epfd, sigfd, sample_fd, rescan_fd, wd_fd;
+	sd_event *event;
+	sd_event_source *sig_src[4], *conn_src, *sample_src, *rescan_src;
+	sd_event_source *wake_src, *dirty_src, *scan_src;
+	sd_event_source **triggers; /* by fd number */
+	size_t ntriggers;
 };
 
 /* Block the signals the loop serves (before anything slow). */

@@ -420,6 +420,39 @@ else
 	done
 fi
 
+# start_daemon X PROC STOP RUN [VAR=VALUE...]: the sanitizer build with
+# $WORK/X.conf on the fake /proc PROC, VAR=VALUE in its environment and
+# a notify socket $WORK/X.sock, recorded in $WORK/Xnotify and with the
+# arrival times in $WORK/Xtimes; its log $WORK/Xlog, its run directory
+# $WORK/Xrun.  It is stopped STOP s of every STOP + RUN s, a CPU-starved
+# guest.  Returns once it has blocked its signals, with t0 its start
+# time and DAEMON, LISTENER and THROTTLE the pids of the three.
+start_daemon() {
+	x=$1 proc=$2 stop=$3 run=$4
+	shift 4
+	python3 "$HERE/tests/notify-listen.py" "$WORK/$x.sock" \
+		"$WORK/${x}notify" 60 "$WORK/${x}times" &
+	LISTENER=$!
+	wait_for "[ -S '$WORK/$x.sock' ]"
+	: > "$WORK/${x}log"
+	t0=$(date +%s.%N)
+	env NOTIFY_SOCKET="$WORK/$x.sock" "$@" \
+		"$SAN" -c "$WORK/$x.conf" --sys-root "$CONFDIR/sys" \
+		--proc-root "$proc" --run-dir "$WORK/${x}run" > /dev/null \
+		2>> "$WORK/${x}log" &
+	DAEMON=$!
+	(
+		while kill -STOP $DAEMON 2> /dev/null; do
+			sleep $stop
+			kill -CONT $DAEMON
+			sleep $run
+		done
+	) &
+	THROTTLE=$!
+	# Logged once the signals are blocked: a SIGHUP before would kill it.
+	wait_for "grep -q 'capabilities kept' '$WORK/${x}log'"
+}
+
 # ---- a CPU-starved daemon under a reload storm ----
 # 2000 processes, the daemon stopped 95 ms of every 100 ms (a starved
 # guest), reloads every half second from its start.  The rules stay the
@@ -438,27 +471,8 @@ if [ -n "$NOTIFY" ]; then
 	python3 "$HERE/tests/mkfakeproc.py" "$S" 10000 2000 softaff-demo0 1
 	daemon_conf "$WORK/s.conf" '{ mode = "off"; }' "$D0"
 	WD=1000000
-	python3 "$HERE/tests/notify-listen.py" "$WORK/s.sock" \
-		"$WORK/snotify" 60 "$WORK/stimes" &
-	SNPID=$!
-	wait_for "[ -S '$WORK/s.sock' ]"
-	: > "$WORK/slog"
-	t0=$(date +%s.%N)
-	NOTIFY_SOCKET=$WORK/s.sock WATCHDOG_USEC=$WD \
-		"$SAN" -c "$WORK/s.conf" --sys-root "$CONFDIR/sys" \
-		--proc-root "$S" --run-dir "$WORK/srun" > /dev/null \
-		2>> "$WORK/slog" &
-	SPID=$!
-	(
-		while kill -STOP $SPID 2> /dev/null; do
-			sleep 0.095
-			kill -CONT $SPID
-			sleep 0.005
-		done
-	) &
-	THPID=$!
-	# Logged once the signals are blocked: a SIGHUP before would kill it.
-	wait_for "grep -q 'capabilities kept' '$WORK/slog'"
+	start_daemon s "$S" 0.095 0.005 WATCHDOG_USEC=$WD
+	SPID=$DAEMON SNPID=$LISTENER THPID=$THROTTLE
 	# The first scan takes some 20 s so starved (ASan); 3 minutes for
 	# a build machine that is busy too.
 	t_start=$(date +%s)
@@ -559,26 +573,8 @@ if [ -n "$NOTIFY" ]; then
 	daemon_conf "$WORK/a2.conf" '{ mode = "off"; }' \
 		"{ name = \"alt\"; comm = \"softaff-alt\"; nodes = [1]; }, $D0"
 	cp "$WORK/a1.conf" "$WORK/a.conf"
-	python3 "$HERE/tests/notify-listen.py" "$WORK/a.sock" \
-		"$WORK/anotify" 60 "$WORK/atimes" &
-	ANPID=$!
-	wait_for "[ -S '$WORK/a.sock' ]"
-	: > "$WORK/alog"
-	t0=$(date +%s.%N)
-	NOTIFY_SOCKET=$WORK/a.sock \
-		"$SAN" -c "$WORK/a.conf" --sys-root "$CONFDIR/sys" \
-		--proc-root "$A" --run-dir "$WORK/arun" > /dev/null \
-		2>> "$WORK/alog" &
-	APID=$!
-	(
-		while kill -STOP $APID 2> /dev/null; do
-			sleep 0.085
-			kill -CONT $APID
-			sleep 0.015
-		done
-	) &
-	ATHPID=$!
-	wait_for "grep -q 'capabilities kept' '$WORK/alog'"
+	start_daemon a "$A" 0.085 0.015
+	APID=$DAEMON ANPID=$LISTENER ATHPID=$THROTTLE
 	# Swap and SIGHUP every 0.5 s; sample the status every 0.1 s: the
 	# managed count and the restore counter.  Until READY=1 and 5 s on.
 	t_start=$(date +%s)
