@@ -55,7 +55,7 @@ int aff_read_soft(int pfd, int tid, struct cpureq *ret)
 	ssize_t n;
 
 	soft_path(path, sizeof(path), tid);
-	n = read_file_at(pfd, path, buf, sizeof(buf));
+	n = read_record_at(pfd, path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	return cpureq_parse_list(buf, ret) < 0 ? -EBADMSG : 0;
@@ -196,7 +196,7 @@ int aff_read_ratio(int pfd, struct ratio_req *ret)
 	char buf[64];
 	ssize_t n;
 
-	n = read_file_at(pfd, "soft_affinity_ratio", buf, sizeof(buf));
+	n = read_record_at(pfd, "soft_affinity_ratio", buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	return ratio_req_parse(buf, ret) < 0 ? -EBADMSG : 0;

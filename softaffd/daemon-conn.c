@@ -97,7 +97,7 @@ static int on_conn(sd_event_source *s MAYBE_UNUSED, int fd MAYBE_UNUSED,
 		return r < 0 ? r : loop_arm(d);
 	}
 	/* Bounded, so a fork storm cannot starve signals and timers. */
-	for (int i = 0; i < 256 && now_ms() < end; i++) {
+	for (int i = 0; i < EVENTS_PER_DISPATCH && now_ms() < end; i++) {
 		r = procconn_read(d->conn_fd, on_event, d);
 		if (r == -EAGAIN)
 			break;

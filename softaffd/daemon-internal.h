@@ -28,6 +28,15 @@
 #define CONN_BUDGET_MS	 100
 #define EVAL_BUDGET_MS	 200
 #define BUDGET_WINDOW_MS 1000
+/* Connector messages read per dispatch, at most (and within SLICE_MS). */
+#define EVENTS_PER_DISPATCH 256
+/*
+ * With a working connector, every this many periodic rescans re-reads
+ * the attributes that change without an event (cgroup, command line)
+ * if a rule matches on them; the others only look for pids nobody told
+ * us about.  Without one, the same rhythm for NEW and NEW_ATTRS.
+ */
+#define ATTRS_EVERY 6
 
 /*
  * The priorities of the loop's sources.  sd-event dispatches one source

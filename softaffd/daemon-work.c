@@ -10,13 +10,6 @@
 
 #include "daemon-internal.h"
 
-/*
- * With a working connector, every this many periodic rescans re-reads
- * the attributes that change without an event (cgroup, command line)
- * if a rule matches on them; the others only look for pids nobody told
- * us about.  Without one, the same rhythm for NEW and NEW_ATTRS.
- */
-#define ATTRS_EVERY 6
 /* After lost connector events, rescan at most this often. */
 #define LOST_RESCAN_MS 1000
 

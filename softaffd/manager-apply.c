@@ -8,9 +8,9 @@
  * comes first, and is left alone).  threads = "main": the mask on the
  * main thread, the others reset.  And the rule's ratio as the process's
  * soft_affinity_ratio.  affinity.c reads, decides and writes one file;
- * this is the policy around it: which level, which threads, what to
- * log, when a process stops being managed.  Thread walks are capped per
- * evaluation (MGR_WALK_CAP) and go on in later flushes.
+ * this is the policy around it: which level, what to log, when a
+ * process stops being managed.  The threads, their walks and the
+ * hand-set ones are manager-threads.c's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,81 +21,12 @@
 #include "log.h"
 #include "manager-internal.h"
 
-/* tid 0: the process level. */
-static void log_hand(struct mgr *m, struct managed *e, int pfd, int tid)
-{
-	const struct rule *rule = &m->cfg->rules[e->rule];
-	char comm[128], cpus[CPUSET_LIST_BUFSZ], now[CPUSET_LIST_BUFSZ];
-	struct cpureq soft;
-	int prio = e->flags & M_HAND_LOGGED ? LOG_DEBUG
-					    : mgr_rule_prio(m, e->rule);
-
-	m->cnt.hand++;
-	if (aff_read_soft(pfd, tid, &soft) < 0 ||
-	    cpureq_format(&soft, true, now, sizeof(now)) < 0)
-		snprintf(now, sizeof(now), "?");
-	cpuset_format_list(rule_target(m, e->rule), cpus, sizeof(cpus));
-	if (tid)
-		log_msg(prio,
-			"pid %d (%s): soft affinity of thread %d set by hand "
-			"to %s (rule '%s' wants %s); leaving %s alone until "
-			"it execs",
-			e->node.pid, procfs_escape(e->comm, comm, sizeof(comm)),
-			tid, now, rule->name, cpus,
-			e->flags & M_HAND_LOGGED ? "that thread"
-						 : "such threads");
-	else
-		log_msg(prio,
-			"pid %d (%s): soft affinity of the process set by hand "
-			"to %s (rule '%s' wants %s); leaving it alone until it "
-			"execs",
-			e->node.pid, procfs_escape(e->comm, comm, sizeof(comm)),
-			now, rule->name, cpus);
-	e->flags |= M_HAND_LOGGED;
-}
-
-static bool note_result(struct mgr *m, struct managed *e, int tid,
-			enum aff_result res, int err);
-
-/*
- * threads = "main": apply the rule to one thread.  Returns false to
- * stop visiting further threads of the process.
- */
-static bool apply_one(struct mgr *m, struct managed *e, int pfd, int tid)
-{
-	struct mthread *t = owned_find(&e->own, tid);
-	enum aff_claim claim;
-	enum aff_result res;
-	int err;
-
-	if (t && t->hand)
-		return true;
-	/* A dry run never takes a mask, so it has none to lose either. */
-	claim = m->dry_run || !(e->flags & M_ADOPTED) ? AFF_ADOPT
-		: t				      ? AFF_OURS
-						      : AFF_NEW;
-	bool was = managed_hand(e);
-
-	res = aff_apply_thread(pfd, tid, rule_target(m, e->rule), claim,
-			       m->dry_run, &err);
-	if (res == AFF_WRITTEN || res == AFF_UNCHANGED)
-		owned_remember(&e->own, tid, false);
-	else if (res == AFF_FOREIGN)
-		owned_remember(&e->own, tid, true);
-	mgr_hand_note(m, e, was);
-	if (res == AFF_FOREIGN) {
-		log_hand(m, e, pfd, tid);
-		return true;
-	}
-	return note_result(m, e, tid, res, err);
-}
-
 /*
  * Count and log what a write to e (tid: one thread, 0: the process
  * level) came to.  False: stop, the process is no longer managed.
  */
-static bool note_result(struct mgr *m, struct managed *e, int tid,
-			enum aff_result res, int err)
+bool mgr_note_result(struct mgr *m, struct managed *e, int tid,
+		     enum aff_result res, int err)
 {
 	const struct rule *rule = &m->cfg->rules[e->rule];
 	char comm[128], cpus[CPUSET_LIST_BUFSZ], who[64];
@@ -169,188 +100,6 @@ static bool note_result(struct mgr *m, struct managed *e, int tid,
 		}
 		break;
 	}
-	return true;
-}
-
-/* Undo one thread's request (inherit) if it is still target, ours. */
-static bool reset_one(struct mgr *m, int pid, int pfd, int tid,
-		      const struct cpuset *target)
-{
-	enum aff_result res;
-	int err;
-
-	res = aff_restore_thread(pfd, tid, target, m->dry_run, &err);
-	if (res == AFF_WRITTEN) {
-		m->cnt.restored++;
-		log_msg(m->dry_run ? LOG_INFO : LOG_DEBUG,
-			"%sreset soft affinity of %d/%d to inherit",
-			m->dry_run ? "dry-run: would " : "", pid, tid);
-	} else if (res == AFF_FOREIGN) {
-		m->cnt.foreign++;
-		log_debug("%d/%d: soft affinity changed by someone else, left "
-			  "alone",
-			  pid, tid);
-	} else if (res == AFF_EPERM) {
-		return false;
-	}
-	return true;
-}
-
-static bool restore_one(struct mgr *m, struct managed *e, int pfd, int tid)
-{
-	struct mthread *t = owned_find(&e->own, tid);
-
-	if (t && t->hand)
-		return true;
-	return reset_one(m, e->node.pid, pfd, tid, rule_target(m, e->rule));
-}
-
-/*
- * threads = "main": the other threads get no mask from us; one they
- * inherited from the main thread (the kernel copies it on clone) is
- * reset, unless someone set it by hand.
- */
-static bool unset_other(struct mgr *m, struct managed *e, int pfd, int tid)
-{
-	if (owned_find(&e->own, tid))
-		return true; /* already met: reset then, or hand-set */
-	if (!reset_one(m, e->node.pid, pfd, tid, rule_target(m, e->rule)))
-		return false;
-	/* Remembered as ours-and-reset: not looked at again. */
-	owned_remember(&e->own, tid, false);
-	return true;
-}
-
-/*
- * threads = "all": the process level decides for every thread without
- * a request of its own.  A thread with one is hand-set: left alone,
- * logged and listed.  Re-adoption (exec, SIGUSR1: retake) takes such
- * requests back, to inherit, as it takes back the process level.  One
- * that asks for exactly the rule's CPUs when the process is adopted is
- * a leftover of ours (an older softaffd, or the main thread of a
- * threads = "main" rule it was forked from): it goes back to inherit
- * too, so that restoring the process level is enough.
- */
-static bool check_thread(struct mgr *m, struct managed *e, int pfd, int tid,
-			 bool adopt, bool retake)
-{
-	const struct cpuset *target = rule_target(m, e->rule);
-	struct mthread *t = owned_find(&e->own, tid);
-	struct cpureq req;
-	bool was;
-	int r;
-
-	if (t && t->hand)
-		return true;
-	r = aff_read_soft(pfd, tid, &req);
-	if (r == -ENOENT && aff_missing_is_off)
-		return true;
-	if (r < 0) {
-		if (aff_classify(r) == AFF_GONE)
-			m->cnt.gone++;
-		else
-			note_result(m, e, tid, aff_classify(r), r);
-		return true;
-	}
-	if (req.state == REQ_INHERIT)
-		return true;
-	if (adopt && (retake || (req.state == REQ_SET &&
-				 cpuset_equal(&req.cpus, target)))) {
-		int err = 0;
-		enum aff_result res =
-			m->dry_run ? AFF_WRITTEN
-				   : aff_write_soft(pfd, tid,
-						    &(struct cpureq){.state = REQ_INHERIT},
-						    &err);
-
-		if (res == AFF_WRITTEN) {
-			m->cnt.written++;
-			log_msg(m->dry_run ? LOG_INFO : LOG_DEBUG,
-				"%sreset soft affinity of %d/%d to inherit: "
-				"the process's applies",
-				m->dry_run ? "dry-run: would " : "",
-				e->node.pid, tid);
-			return true;
-		}
-		return note_result(m, e, tid, res, err);
-	}
-	if (m->dry_run)
-		return true; /* took nothing, so nothing was taken back */
-	was = managed_hand(e);
-	owned_remember(&e->own, tid, true);
-	mgr_hand_note(m, e, was);
-	log_hand(m, e, pfd, tid);
-	return true;
-}
-
-/* Visit one thread as the rule's threads mode asks. */
-static bool visit_one(struct mgr *m, struct managed *e, int pfd, int tid,
-		      const struct twalk *w)
-{
-	if (m->cfg->rules[e->rule].threads == THREADS_ALL)
-		return check_thread(m, e, pfd, tid, w->adopt, w->retake);
-	if (tid == e->node.pid)
-		return apply_one(m, e, pfd, tid);
-	return unset_other(m, e, pfd, tid);
-}
-
-/*
- * Go on with e's thread walk (WALK_ALL: every thread, WALK_NEW: those
- * not met before), at most MGR_WALK_CAP threads of it.  Starts one if
- * none is in progress; one that is, of new threads only, starts over
- * when all are asked for.  The walk also forgets the threads it did not
- * meet: they have exited.  True when the walk is complete (or cannot
- * be done); false: more to do (e->walk).
- */
-static bool walk_threads(struct mgr *m, struct managed *e, int pfd,
-			 enum walk walk, unsigned int cap, bool retake)
-{
-	struct twalk *w = e->walk;
-	unsigned int visited = 0;
-	bool was;
-
-	if (w && walk == WALK_ALL && !w->all)
-		mgr_walk_free(e);
-	if (!e->walk) {
-		int n = procfs_read_tids(pfd, &m->tids, &m->tids_cap);
-
-		if (n < 0)
-			return true;
-		w = calloc(1, sizeof(*w));
-		if (!w)
-			return true;
-		w->tids = malloc(((size_t)n ? (size_t)n : 1) * sizeof(int));
-		if (!w->tids) {
-			free(w);
-			return true;
-		}
-		memcpy(w->tids, m->tids, (size_t)n * sizeof(int));
-		qsort(w->tids, (size_t)n, sizeof(int), cmp_int);
-		w->n = (unsigned int)n;
-		w->all = walk == WALK_ALL;
-		w->adopt = !(e->flags & M_ADOPTED);
-		w->retake = w->adopt && retake;
-		e->walk = w;
-	}
-	while (w->next < w->n) {
-		int tid = w->tids[w->next];
-
-		if (visited >= cap)
-			return false;
-		w->next++;
-		if (!w->all && owned_find(&e->own, tid))
-			continue;
-		visited++;
-		if (!visit_one(m, e, pfd, tid, w)) {
-			mgr_walk_free(e);
-			return true; /* EPERM: no longer managed */
-		}
-		mgr_tick(m, visited);
-	}
-	was = managed_hand(e);
-	owned_prune(&e->own, w->tids, w->n);
-	mgr_hand_note(m, e, was);
-	mgr_walk_free(e);
 	return true;
 }
 
@@ -443,16 +192,19 @@ static struct managed *managed_parent(struct mgr *m, const struct managed *e,
  * the rule's own CPUs, which are ours already (a child inherits its
  * managed parent's request on fork): for those, what the parent had
  * before us, or inherit.  Later a request other than ours is someone
- * else's: left alone, logged, listed as hand-managed.
+ * else's: left alone, logged, listed as hand-managed.  An adoption
+ * reads the status, and *ret_threads is how many threads it counts
+ * (0: not known), for the walk that follows.
  */
-static bool apply_process(struct mgr *m, struct managed *e, int pfd)
+static bool apply_process(struct mgr *m, struct managed *e, int pfd,
+			  unsigned int *ret_threads)
 {
 	const struct cpuset *target = rule_target(m, e->rule);
 	struct cpureq cur, orig,
 		want = {.state = REQ_SET, .cpus = *target};
 	bool adopt = !(e->flags & M_ADOPTED) || !(e->flags & M_PROC_OURS);
 	bool ours;
-	struct cpuset hard;
+	struct pstatus ps;
 	enum aff_result res = AFF_UNCHANGED;
 	int err = 0, r;
 
@@ -464,14 +216,14 @@ static bool apply_process(struct mgr *m, struct managed *e, int pfd)
 		r = 0;
 	}
 	if (r < 0)
-		return note_result(m, e, 0, aff_classify(r), r);
+		return mgr_note_result(m, e, 0, aff_classify(r), r);
 	ours = cur.state == REQ_SET && cpuset_equal(&cur.cpus, target);
 	if (!adopt) {
 		bool was = managed_hand(e);
 
 		if (ours) {
 			e->proc_ours = *target;
-			return note_result(m, e, 0, AFF_UNCHANGED, 0);
+			return mgr_note_result(m, e, 0, AFF_UNCHANGED, 0);
 		}
 		if (cur.state == REQ_SET &&
 		    cpuset_equal(&cur.cpus, &e->proc_ours)) {
@@ -480,20 +232,22 @@ static bool apply_process(struct mgr *m, struct managed *e, int pfd)
 					 : aff_write_soft(pfd, 0, &want, &err);
 			if (res == AFF_WRITTEN && !m->dry_run)
 				e->proc_ours = *target;
-			return note_result(m, e, 0, res, err);
+			return mgr_note_result(m, e, 0, res, err);
 		}
 		e->flags |= M_PROC_HAND;
 		mgr_hand_note(m, e, was);
 		e->flags &= ~(unsigned int)M_HAND_LOGGED;
-		log_hand(m, e, pfd, 0);
+		mgr_log_hand(m, e, pfd, 0);
 		return true;
 	}
 	/* The hard mask of the main thread: a whole process pinned away. */
-	r = procfs_read_status(pfd, 0, &hard, NULL);
+	r = mgr_read_pstatus(m, pfd, &ps);
 	if (r < 0)
-		return note_result(m, e, 0, aff_classify(r), r);
-	if (!cpuset_intersects(target, &hard))
-		return note_result(m, e, 0, AFF_EMPTY, 0);
+		return mgr_note_result(m, e, 0, aff_classify(r), r);
+	/* A zombie leader does not count, the threads left do. */
+	*ret_threads = ps.state != 'Z' ? ps.threads : 0;
+	if (!cpuset_intersects(target, &ps.hard))
+		return mgr_note_result(m, e, 0, AFF_EMPTY, 0);
 	orig = cur;
 	if (ours) {
 		struct managed *p = managed_parent(m, e, target);
@@ -512,7 +266,7 @@ static bool apply_process(struct mgr *m, struct managed *e, int pfd)
 		e->proc_ours = *target;
 		e->flags |= M_PROC_OURS;
 	}
-	return note_result(m, e, 0, res, err);
+	return mgr_note_result(m, e, 0, res, err);
 }
 
 void mgr_apply_proc(struct mgr *m, struct managed *e, int pfd,
@@ -522,6 +276,7 @@ void mgr_apply_proc(struct mgr *m, struct managed *e, int pfd,
 	bool all = rule->threads == THREADS_ALL;
 	/* Adopted again (exec, SIGUSR1): its process level was ours. */
 	bool retake = !(e->flags & M_ADOPTED) && (e->flags & M_PROC_OURS);
+	unsigned int nthreads = 0;
 
 	if (e->flags & (M_IGNORED | M_CGROUP))
 		return;
@@ -534,7 +289,7 @@ void mgr_apply_proc(struct mgr *m, struct managed *e, int pfd,
 		return;
 	if (walk == WALK_ALL && (!e->walk || !e->walk->all)) {
 		/* A walk starts: the process level and the ratio first. */
-		if (all && !apply_process(m, e, pfd)) {
+		if (all && !apply_process(m, e, pfd, &nthreads)) {
 			mgr_walk_free(e);
 			return;
 		}
@@ -542,10 +297,11 @@ void mgr_apply_proc(struct mgr *m, struct managed *e, int pfd,
 		if (e->flags & M_IGNORED)
 			return;
 	}
-	if (!walk_threads(m, e, pfd, walk, MGR_WALK_CAP, retake)) {
+	if (!mgr_walk_threads(m, e, pfd, walk, MGR_WALK_CAP, retake,
+			      nthreads)) {
 		/* The rest in a later flush, behind those waiting now. */
 		if (dirtyq_mark(&m->dirty, e->node.pid, D_THREADS, 0) < 0)
-			walk_threads(m, e, pfd, walk, UINT_MAX, retake);
+			mgr_walk_threads(m, e, pfd, walk, UINT_MAX, retake, 0);
 		else
 			return;
 	}
@@ -593,15 +349,8 @@ void mgr_restore_proc(struct mgr *m, struct managed *e, int pfd)
 		return;
 	mgr_walk_free(e);
 	restore_process(m, e, pfd);
-	if (m->cfg->rules[e->rule].threads == THREADS_MAIN) {
-		int n = procfs_read_tids(pfd, &m->tids, &m->tids_cap);
-
-		for (int i = 0; i < n; i++) {
-			if (!restore_one(m, e, pfd, m->tids[i]))
-				break;
-			mgr_tick(m, (unsigned long)i);
-		}
-	}
+	if (m->cfg->rules[e->rule].threads == THREADS_MAIN)
+		mgr_restore_threads(m, e, pfd);
 	apply_ratio(m, e, pfd, NULL);
 }
 
@@ -615,7 +364,7 @@ int mgr_open_same(struct mgr *m, struct managed *e)
 	int pfd = procfs_open_pid(m->roots.proc, e->node.pid);
 
 	if (pfd >= 0 && procfs_read_stat(pfd, 0, &st) == 0 &&
-	    st.starttime == e->starttime)
+	    mgr_same_process(m, e, &st))
 		return pfd;
 	if (pfd >= 0)
 		close(pfd);
@@ -664,7 +413,7 @@ static void restore_inherited(struct mgr *m, struct other *o)
 {
 	const struct cpuset *target;
 	struct pstat st;
-	int n, pfd;
+	int pfd;
 
 	if (!o->inherit || o->inherit > m->cfg->nrules)
 		return;
@@ -687,10 +436,7 @@ static void restore_inherited(struct mgr *m, struct other *o)
 				    &err) == AFF_WRITTEN))
 			m->cnt.restored++;
 	}
-	n = procfs_read_tids(pfd, &m->tids, &m->tids_cap);
-	for (int i = 0; i < n; i++)
-		if (!reset_one(m, o->node.pid, pfd, m->tids[i], target))
-			break;
+	mgr_reset_threads(m, o->node.pid, pfd, target);
 out:
 	close(pfd);
 }

@@ -40,16 +40,36 @@ int mgr_snap_open(struct mgr *m, int pid)
 		return r;
 	}
 	memset(&s->a, 0, sizeof(s->a));
+	s->have_status = false;
 	s->a.loaded = NEED_COMM;
 	s->a.comm = s->st.comm;
 	s->a.regex_budget = RULES_REGEX_BUDGET;
 	return 0;
 }
 
-/* Read one more attribute (a NEED_* bit); unreadable stays NULL. */
-static void snap_load(struct snap *s, unsigned int need)
+int mgr_read_pstatus(struct mgr *m, int pfd, struct pstatus *ret)
 {
+	struct snap *s = m->snap;
+	int r;
+
+	if (pfd < 0 || pfd != s->pfd)
+		return procfs_read_pstatus(pfd, ret);
+	if (!s->have_status) {
+		r = procfs_read_pstatus(pfd, &s->status);
+		if (r < 0)
+			return r;
+		s->have_status = true;
+	}
+	*ret = s->status;
+	return 0;
+}
+
+/* Read one more attribute (a NEED_* bit); unreadable stays NULL. */
+static void snap_load(struct mgr *m, unsigned int need)
+{
+	struct snap *s = m->snap;
 	struct proc_attrs *a = &s->a;
+	struct pstatus ps;
 
 	a->loaded |= need;
 	switch (need) {
@@ -68,8 +88,11 @@ static void snap_load(struct snap *s, unsigned int need)
 			a->cgroup = s->cgroup;
 		break;
 	case NEED_UID:
-		if (procfs_read_status(s->pfd, 0, NULL, &a->uid) == 0)
+		/* The whole status: an adoption takes the hard mask from it. */
+		if (mgr_read_pstatus(m, s->pfd, &ps) == 0) {
+			a->uid = ps.uid;
 			a->has_uid = true;
+		}
 		break;
 	}
 }
@@ -84,7 +107,7 @@ int mgr_match(struct mgr *m)
 
 	while ((r = rules_match_from(m->cfg, &s->a, at, &at, &need)) ==
 	       RULES_NEED)
-		snap_load(s, need);
+		snap_load(m, need);
 	if (s->a.regex_skipped) {
 		char comm[128];
 
@@ -115,7 +138,7 @@ static bool left_to_container(struct mgr *m, unsigned int why,
 	char comm[128];
 
 	if (!(s->a.loaded & NEED_CGROUP))
-		snap_load(s, NEED_CGROUP);
+		snap_load(m, NEED_CGROUP);
 	if (!s->a.cgroup ||
 	    !container_find(&m->ctr, m->roots.sys, s->a.cgroup, monotonic_ns(),
 			    why & D_EXEC ? m->exec_fresh_ns : 0, &mk))
@@ -182,35 +205,78 @@ static bool cached(struct mgr *m, struct managed *e, enum walk walk)
  * level and ratio, which are ours: nothing to read or write.  What the
  * parent had before us is what the child restores to.  (A child put in
  * another cgroup by clone3(CLONE_INTO_CGROUP) is re-matched by the next
- * rescan that re-reads attributes, as a process moved later is.)  True
- * when it took the child.
+ * rescan that re-reads attributes, as a process moved later is.)  Does
+ * p lend its state so?  Not while a walk of its threads is unfinished:
+ * what it has is not known yet.
+ */
+static bool lends_to_child(const struct mgr *m, const struct managed *p)
+{
+	return m->cfg->rules[p->rule].threads == THREADS_ALL &&
+	       !(p->flags & (M_IGNORED | M_CGROUP | M_PROC_HAND)) &&
+	       (p->flags & M_ADOPTED) && (p->flags & M_PROC_OURS) && !p->walk;
+}
+
+/* Manage pid, a child of p, as p is managed (starttime 0: not read). */
+static struct managed *insert_child(struct mgr *m, const struct managed *p,
+				    int pid, uint64_t starttime,
+				    const char *comm)
+{
+	struct managed *e = mgr_insert(m, pid, starttime, comm, p->rule);
+
+	if (!e)
+		return NULL;
+	e->flags = M_ADOPTED | M_LOGGED | M_PROC_OURS |
+		   (p->flags & M_RATIO_FOREIGN);
+	e->parent = p->node.pid;
+	e->proc_orig = p->proc_orig;
+	e->proc_ours = p->proc_ours;
+	e->ratio_ours = p->ratio_ours;
+	m->cnt.cached++;
+	log_debug("pid %d: forked from %d, rule '%s' as its parent's", pid,
+		  p->node.pid, m->cfg->rules[p->rule].name);
+	return e;
+}
+
+/*
+ * At the fork event: the child of p is booked under p's rule there and
+ * then, a table insert; its start time is read when something first
+ * opens it (mgr_same_process()).  A fork storm of a managed server
+ * costs no read of /proc.  Not while p waits in the dirty queue: a
+ * rename or an exec of it, which the child shares, is not evaluated
+ * yet; then the child is queued behind it and read.  False: it is to
+ * be evaluated.
+ */
+bool mgr_book_child(struct mgr *m, const struct managed *p, int pid)
+{
+	struct managed *old = mgr_lookup(m, pid);
+
+	if (!lends_to_child(m, p) || dirtyq_find(&m->dirty, p->node.pid))
+		return false;
+	/* What is known of that pid was of a process whose exit was lost. */
+	if (old)
+		mgr_drop(m, old);
+	dirtyq_remove(&m->dirty, pid);
+	return insert_child(m, p, pid, 0, p->comm) != NULL;
+}
+
+/*
+ * The same when the child was queued instead (its parent was not done
+ * yet): read, it must still be the parent's child with its parent's
+ * comm.  True when it took the child.
  */
 static bool forked_like_parent(struct mgr *m, unsigned int why,
 			       unsigned int inherit)
 {
 	struct snap *s = m->snap;
-	struct managed *p, *e;
+	struct managed *p;
 
 	if (why != (D_EVAL | D_FORKED) || !inherit)
 		return false;
 	p = mgr_lookup(m, s->st.ppid);
 	if (!p || p->rule != inherit - 1 || strcmp(p->comm, s->st.comm) ||
-	    m->cfg->rules[p->rule].threads != THREADS_ALL ||
-	    (p->flags & (M_IGNORED | M_CGROUP | M_PROC_HAND)) ||
-	    !(p->flags & M_ADOPTED) || !(p->flags & M_PROC_OURS) || p->walk)
+	    !lends_to_child(m, p))
 		return false;
-	e = mgr_insert(m, s, p->rule);
-	if (!e)
-		return false;
-	e->flags = M_ADOPTED | M_LOGGED | M_PROC_OURS |
-		   (p->flags & M_RATIO_FOREIGN);
-	e->proc_orig = p->proc_orig;
-	e->proc_ours = p->proc_ours;
-	e->ratio_ours = p->ratio_ours;
-	m->cnt.cached++;
-	log_debug("pid %d: forked from %d, rule '%s' as its parent's",
-		  s->pid, p->node.pid, m->cfg->rules[p->rule].name);
-	return true;
+	return insert_child(m, p, s->pid, s->st.starttime, s->st.comm) != NULL;
 }
 
 /*
@@ -227,7 +293,7 @@ void mgr_eval(struct mgr *m, unsigned int why, unsigned int inherit,
 	bool ctr;
 	int rule;
 
-	if (e && e->starttime != s->st.starttime) {
+	if (e && !mgr_same_process(m, e, &s->st)) {
 		/*
 		 * The pid was reused; the old process is gone.  The new
 		 * one comes with its own exec event or the next scan; a
@@ -271,7 +337,8 @@ void mgr_eval(struct mgr *m, unsigned int why, unsigned int inherit,
 		e = NULL;
 	}
 	if (!e) {
-		e = mgr_insert(m, s, (unsigned int)rule);
+		e = mgr_insert(m, s->pid, s->st.starttime, s->st.comm,
+			       (unsigned int)rule);
 		if (!e) {
 			log_err("out of memory tracking pid %d", s->pid);
 			return;

@@ -58,7 +58,8 @@ void mgr_on_fork(struct mgr *m, int parent_tgid, int child_pid, int child_tgid)
 	 */
 	e = mgr_lookup(m, parent_tgid);
 	if (e) {
-		mark(m, child_tgid, D_EVAL | D_FORKED, e->rule + 1);
+		if (!mgr_book_child(m, e, child_tgid))
+			mark(m, child_tgid, D_EVAL | D_FORKED, e->rule + 1);
 	} else if (mgr_other_lookup(m, parent_tgid)) {
 		struct other *p = mgr_other_lookup(m, parent_tgid);
 		unsigned int inherit = p->inherit;

@@ -15,7 +15,8 @@
  *   manager-events.c   connector events into the dirty queue, its flush
  *   manager-scan.c     the sliced walk of <proc>
  *   manager-eval.c     gather one process, decide its rule
- *   manager-apply.c    writes: apply and restore masks and ratios
+ *   manager-apply.c    writes: adopt and restore the process level, ratios
+ *   manager-threads.c  a process's threads: capped walks, hand-set ones
  *   manager-cgroup.c   rules that act on cgroups, their PSI triggers
  *   manager-figures.c  per-rule figures: samples of threads and cgroups
  *   manager-reload.c   a new configuration over the managed processes
@@ -26,6 +27,7 @@
 
 #include <limits.h>
 
+#include "affinity.h"
 #include "cgpref.h"
 #include "cgstat.h"
 #include "dirtyq.h"
@@ -39,6 +41,8 @@
 
 /* Rules without adaptive softness: figures for --status every 10 s. */
 #define MGR_SAMPLE_OTHERS_MS 10000
+/* Thread reads of one sample interval, all rules (manager-figures.c). */
+#define MGR_SAMPLE_BUDGET 1024
 
 /*
  * One process we manage, keyed by pid + start time (pids get reused).
@@ -47,7 +51,8 @@
  */
 struct managed {
 	struct pidnode node;
-	uint64_t starttime;
+	uint64_t starttime; /* 0: booked at its fork event, not read yet */
+	int parent;	    /* ... the process it was forked from */
 	char comm[64];
 	unsigned int rule; /* index into the current config */
 	unsigned int flags;
@@ -176,6 +181,9 @@ struct snap {
 	int pid, pfd;
 	struct pstat st;
 	struct proc_attrs a;
+	/* status, read once: for a user rule and for an adoption */
+	struct pstatus status;
+	bool have_status;
 	char exe[PATH_MAX], cmdline[4096], cgroup[4096];
 };
 
@@ -198,6 +206,15 @@ struct mgr {
 	/* Cgroups softaff-oci-hook marked: their processes are left alone. */
 	struct container_cache ctr;
 	uint64_t exec_fresh_ns; /* an exec re-reads marks read before this */
+	/* The system's CPU pressure, which wakes the thread samples. */
+	struct {
+		bool off;	  /* no /proc/pressure/cpu: err says why */
+		int err;
+		bool logged;	  /* which way it went, said at the start */
+		uint64_t some_us; /* "some" total= at the last read */
+		uint64_t read_ms; /* when, 0: no baseline */
+	} psi;
+	unsigned int walk_next; /* the rule whose walk comes first next */
 	struct scanner scan; /* the scan in progress, a slice at a time */
 	enum mgr_scan_kind scan_kind;
 	struct snap *snap;
@@ -238,8 +255,14 @@ struct managed *mgr_lookup(const struct mgr *m, int pid);
 struct other *mgr_other_lookup(const struct mgr *m, int pid);
 struct other *mgr_other_add(struct mgr *m, int pid);
 void mgr_other_del(struct mgr *m, int pid);
-struct managed *mgr_insert(struct mgr *m, const struct snap *s,
-			   unsigned int rule);
+/* Manage pid under rule (starttime 0: not read yet, see struct managed). */
+struct managed *mgr_insert(struct mgr *m, int pid, uint64_t starttime,
+			   const char *comm, unsigned int rule);
+/*
+ * Is st (just read) e's process?  Takes its start time if e was booked
+ * at its fork event and is read for the first time.
+ */
+bool mgr_same_process(struct mgr *m, struct managed *e, const struct pstat *st);
 void mgr_drop(struct mgr *m, struct managed *e);
 /* The tick hook, every so many items i of a batch. */
 void mgr_tick(struct mgr *m, unsigned long i);
@@ -254,8 +277,18 @@ struct mgr_rule *mgr_rules_new(const struct config *cfg,
 /* manager-eval.c */
 int mgr_snap_open(struct mgr *m, int pid);
 void mgr_snap_close(struct snap *s);
+/*
+ * The status of the process at pfd; the snapshot's, read once, when pfd
+ * is m->snap's.  0 or -errno.
+ */
+int mgr_read_pstatus(struct mgr *m, int pfd, struct pstatus *ret);
 /* The rule m->snap matches, reading attributes as the rules ask; -1: none. */
 int mgr_match(struct mgr *m);
+/*
+ * A fork event of managed parent p: book the child under p's rule
+ * without reading it, if p's state tells all.  False: evaluate it.
+ */
+bool mgr_book_child(struct mgr *m, const struct managed *p, int pid);
 /* Decide and act on the process in m->snap (why: D_* bits). */
 void mgr_eval(struct mgr *m, unsigned int why, unsigned int inherit,
 	      enum walk walk, bool attrs);
@@ -264,6 +297,12 @@ void mgr_eval_now(struct mgr *m, int pid, unsigned int why,
 		  unsigned int inherit, enum walk walk);
 
 /* manager-apply.c */
+/*
+ * Count and log what a write to e (tid: one thread, 0: the process
+ * level) came to.  False: stop, the process is no longer managed.
+ */
+bool mgr_note_result(struct mgr *m, struct managed *e, int tid,
+		     enum aff_result res, int err);
 void mgr_apply_proc(struct mgr *m, struct managed *e, int pfd,
 		    enum walk walk);
 void mgr_restore_proc(struct mgr *m, struct managed *e, int pfd);
@@ -273,6 +312,26 @@ int mgr_open_same(struct mgr *m, struct managed *e);
 void mgr_readopt_proc(struct mgr *m, struct managed *e);
 void mgr_unmanage(struct mgr *m, struct managed *e, int pfd,
 		  const char *why);
+
+/* manager-threads.c */
+/* e's request at tid (0: the process level) is someone else's: say so. */
+void mgr_log_hand(struct mgr *m, struct managed *e, int pfd, int tid);
+/*
+ * Go on with e's thread walk, at most cap threads; nthreads is how many
+ * threads its status counted now (0: not read), 1 sparing the listing
+ * of task/.  True when it is complete, false: more to do (e->walk).
+ */
+bool mgr_walk_threads(struct mgr *m, struct managed *e, int pfd,
+		      enum walk walk, unsigned int cap, bool retake,
+		      unsigned int nthreads);
+/* threads = "main": every thread's request back to inherit, if ours. */
+void mgr_restore_threads(struct mgr *m, struct managed *e, int pfd);
+/* Undo one thread's request (inherit) if it is still target, ours. */
+bool mgr_reset_thread(struct mgr *m, int pid, int pfd, int tid,
+		      const struct cpuset *target);
+/* The same for every thread of pid (a child that kept its parent's). */
+void mgr_reset_threads(struct mgr *m, int pid, int pfd,
+		       const struct cpuset *target);
 
 /* manager-cgroup.c */
 /* Act on the cgroup of s for its cgroup-mode rule; false: do threads. */

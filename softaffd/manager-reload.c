@@ -114,7 +114,7 @@ static int rematch(struct mgr *m, struct managed *e)
 		return r;
 	}
 	if (mgr_snap_open(m, e->node.pid) < 0 ||
-	    m->snap->st.starttime != e->starttime)
+	    !mgr_same_process(m, e, &m->snap->st))
 		return -ESRCH;
 	return mgr_match(m);
 }

@@ -98,22 +98,40 @@ void mgr_other_del(struct mgr *m, int pid)
 
 /* ---- managed processes ---- */
 
-struct managed *mgr_insert(struct mgr *m, const struct snap *s,
-			   unsigned int rule)
+struct managed *mgr_insert(struct mgr *m, int pid, uint64_t starttime,
+			   const char *comm, unsigned int rule)
 {
 	struct managed *e = calloc(1, sizeof(*e));
 
 	if (!e)
 		return NULL;
-	e->node.pid = s->pid;
-	e->starttime = s->st.starttime;
-	snprintf(e->comm, sizeof(e->comm), "%s", s->st.comm);
+	e->node.pid = pid;
+	e->starttime = starttime;
+	snprintf(e->comm, sizeof(e->comm), "%s", comm);
 	e->rule = rule;
 	e->seen = m->gen;
 	pidtable_add(&m->procs, &e->node);
 	m->rules[rule].nprocs++;
-	mgr_other_del(m, s->pid);
+	mgr_other_del(m, pid);
 	return e;
+}
+
+bool mgr_same_process(struct mgr *m, struct managed *e, const struct pstat *st)
+{
+	if (!e->starttime) {
+		/*
+		 * Booked at its fork event, read now for the first time.
+		 * While the parent it was forked from is managed, the
+		 * process at the pid is that child only if it is the
+		 * parent's; once the parent is gone, the child is another
+		 * process's (reparented) and nothing tells it from a pid
+		 * reused after a lost exit event.
+		 */
+		if (st->ppid != e->parent && mgr_lookup(m, e->parent))
+			return false;
+		e->starttime = st->starttime;
+	}
+	return e->starttime == st->starttime;
 }
 
 void mgr_hand_note(struct mgr *m, const struct managed *e, bool was)

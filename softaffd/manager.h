@@ -25,6 +25,7 @@ struct mgr;
 enum wait_source {
 	WAIT_THREADS, /* its threads' task/TID/schedstat */
 	WAIT_CGROUP,  /* its cgroups' cpu.pressure and cpu.stat */
+	WAIT_SYSTEM,  /* /proc/pressure/cpu: hardly anyone waited (calm) */
 };
 
 /*
@@ -41,6 +42,11 @@ struct rule_figures {
 	enum wait_source source;
 	bool exact; /* the soft counters counted (kernel.sched_schedstats=1) */
 	bool valid;
+	/*
+	 * The system's CPU pressure said tasks hardly waited: the threads
+	 * were not read, the locality figures are the last walk's.
+	 */
+	bool calm;
 };
 
 /* The control law's sample of f; the load of the CPUs is the daemon's. */
@@ -50,7 +56,8 @@ static inline struct rulectl_sample rule_sample(const struct rule_figures *f)
 				       .delay_ns = f->delay_ns,
 				       .wait_base_ns = f->wait_base_ns,
 				       .outside_ns = f->outside_ns,
-				       .interval_ns = f->interval_ns};
+				       .interval_ns = f->interval_ns,
+				       .calm = f->calm};
 }
 
 /*
@@ -97,6 +104,7 @@ struct mgr_counters {
 	uint64_t restored, foreign, hand;
 	uint64_t ratio_written, cg_written;
 	uint64_t evals, cached, regex_skipped;
+	uint64_t sampled_threads; /* thread reads of the samples */
 };
 
 /* A manager for cfg, which must outlive it or the next reload; NULL: ENOMEM. */
@@ -196,9 +204,12 @@ void mgr_flush_logs(struct mgr *m, uint64_t now_ms);
  * cgroup), and walks its threads (task/TID/schedstat and stat, sched
  * for the soft counters) for locality only while it is softer than its
  * hardest and every MGR_SAMPLE_OTHERS_MS; without cpu.pressure it walks
- * them every time, like every other rule.  Adaptive rules are sampled
- * each time, except asleep ones; the others (whose figures only
- * --status shows) every MGR_SAMPLE_OTHERS_MS, which keeps an idle
+ * them every time, like every other rule.  The walks of all rules
+ * together read a bounded sample of threads each time, and none while
+ * /proc/pressure/cpu shows that tasks hardly wait for a CPU, for the
+ * rules at their hardest (a calm interval: manager-figures.c).  Adaptive rules
+ * are sampled each time, except asleep ones; the others (whose figures
+ * only --status shows) every MGR_SAMPLE_OTHERS_MS, which keeps an idle
  * daemon idle.  exact: kernel.sched_schedstats is on, so the soft
  * counters count; otherwise a thread's runtime over the interval counts
  * as outside when the CPU it was last on is (an estimate, which needs

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,7 +216,7 @@ int procfs_read_stat(int pfd, int tid, struct pstat *ret)
 	ssize_t n;
 
 	task_path(path, sizeof(path), tid, "stat");
-	n = read_file_at(pfd, path, buf, sizeof(buf));
+	n = read_record_at(pfd, path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	/* An empty read means the task is already a zombie being reaped. */
@@ -224,20 +225,59 @@ int procfs_read_stat(int pfd, int tid, struct pstat *ret)
 	return procfs_parse_stat(buf, ret);
 }
 
+/* Big enough for a long Groups: line before Cpus_allowed_list. */
+#define STATUS_BUFSZ 16384
+
 int procfs_read_status(int pfd, int tid, struct cpuset *ret_hard,
 		       uid_t *ret_uid)
 {
-	/* Big enough for a long Groups: line before Cpus_allowed_list. */
-	char path[64], buf[16384];
+	char path[64], buf[STATUS_BUFSZ];
 	ssize_t n;
 
 	task_path(path, sizeof(path), tid, "status");
-	n = read_file_at(pfd, path, buf, sizeof(buf));
+	n = read_record_at(pfd, path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	if (n == 0)
 		return -ESRCH;
 	return procfs_parse_status(buf, ret_hard, ret_uid);
+}
+
+int procfs_parse_pstatus(const char *buf, struct pstatus *ret)
+{
+	unsigned long n;
+	const char *v;
+	char *end;
+	int r;
+
+	r = procfs_parse_status(buf, &ret->hard, &ret->uid);
+	if (r < 0)
+		return r;
+	/* Unknown (0) rather than an error: only a shortcut depends on them. */
+	v = procfs_status_field(buf, "State");
+	ret->state = v && *v != '\n' ? *v : 0;
+	ret->threads = 0;
+	v = procfs_status_field(buf, "Threads");
+	if (v && *v >= '0' && *v <= '9') {
+		errno = 0;
+		n = strtoul(v, &end, 10);
+		if (!errno && n <= UINT_MAX && (*end == '\n' || !*end))
+			ret->threads = (unsigned int)n;
+	}
+	return 0;
+}
+
+int procfs_read_pstatus(int pfd, struct pstatus *ret)
+{
+	char buf[STATUS_BUFSZ];
+	ssize_t n;
+
+	n = read_record_at(pfd, "status", buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	if (n == 0)
+		return -ESRCH;
+	return procfs_parse_pstatus(buf, ret);
 }
 
 int procfs_read_exe(int pfd, char *ret, size_t size)
@@ -257,7 +297,7 @@ int procfs_read_exe(int pfd, char *ret, size_t size)
 
 int procfs_read_cmdline(int pfd, char *ret, size_t size)
 {
-	ssize_t n = read_file_at(pfd, "cmdline", ret, size);
+	ssize_t n = read_record_at(pfd, "cmdline", ret, size);
 
 	if (n < 0)
 		return (int)n;
@@ -270,7 +310,7 @@ int procfs_read_cgroup(int pfd, char *ret, size_t size)
 	char buf[4096];
 	ssize_t n;
 
-	n = read_file_at(pfd, "cgroup", buf, sizeof(buf));
+	n = read_record_at(pfd, "cgroup", buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	return procfs_parse_cgroup(buf, ret, size);
@@ -424,7 +464,7 @@ int procfs_read_task_sched(int pfd, int tid, bool detail,
 	int r;
 
 	snprintf(path, sizeof(path), "task/%d/schedstat", tid);
-	n = read_file_at(pfd, path, buf, sizeof(buf));
+	n = read_record_at(pfd, path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	r = procfs_parse_schedstat(buf, ret);
@@ -433,7 +473,7 @@ int procfs_read_task_sched(int pfd, int tid, bool detail,
 	/* A kernel without the soft counters: waiting alone still tells. */
 	ret->outside_ns = ret->spills = ret->returns = 0;
 	snprintf(path, sizeof(path), "task/%d/sched", tid);
-	n = read_file_at(pfd, path, buf, sizeof(buf));
+	n = read_record_at(pfd, path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	procfs_parse_sched(buf, ret);

@@ -47,6 +47,18 @@ int procfs_open_pid(const char *proc, int pid);
 int procfs_read_stat(int pfd, int tid, struct pstat *ret);
 int procfs_read_status(int pfd, int tid, struct cpuset *ret_hard,
 		       uid_t *ret_uid);
+
+/* What the manager takes from a process's status, in one read. */
+struct pstatus {
+	struct cpuset hard;   /* Cpus_allowed_list: the main thread's */
+	uid_t uid;	      /* the real one */
+	unsigned int threads; /* Threads:, 0 if not shown */
+	char state;	      /* State: of the main thread, 0 if not shown */
+};
+
+/* Pure: 0 or -EINVAL (no Cpus_allowed_list or Uid line). */
+int procfs_parse_pstatus(const char *buf, struct pstatus *ret);
+int procfs_read_pstatus(int pfd, struct pstatus *ret);
 int procfs_read_exe(int pfd, char *ret, size_t size);
 int procfs_read_cmdline(int pfd, char *ret, size_t size);
 int procfs_read_cgroup(int pfd, char *ret, size_t size);

@@ -88,6 +88,11 @@ enum rulectl_action rulectl_step(const struct rulectl_params *p,
 		snprintf(reason, reason_size, "idle: nothing measured yet");
 		return RULECTL_HOLD;
 	}
+	if (in->calm) {
+		snprintf(reason, reason_size,
+			 "calm: no task waits for a CPU (/proc/pressure/cpu)");
+		return count_calm(p, s);
+	}
 	/*
 	 * Softness is unused while the tasks hardly run: a calm sample, or
 	 * a rule that works in bursts would never see harden_hold calm

@@ -64,6 +64,11 @@ struct rulectl_sample {
 	 * that too), for cgroups the sum of their cgdelta.base_ns.
 	 */
 	uint64_t wait_base_ns;
+	/*
+	 * The system's CPU pressure said nobody waited for a CPU: a calm
+	 * sample, whatever else it holds.
+	 */
+	bool calm;
 };
 
 enum rulectl_action { RULECTL_HOLD, RULECTL_SOFTEN, RULECTL_HARDEN };

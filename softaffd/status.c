@@ -23,7 +23,9 @@ double status_per_min(const struct rule_figures *f, uint64_t n)
 
 const char *status_wait_source(const struct rule_figures *f)
 {
-	return f->source == WAIT_CGROUP ? "cpu.pressure" : "schedstat";
+	return f->source == WAIT_CGROUP	  ? "cpu.pressure"
+	       : f->source == WAIT_SYSTEM ? "/proc/pressure/cpu"
+					  : "schedstat";
 }
 
 double status_wait_pct(const struct rule_figures *f)

@@ -33,8 +33,9 @@ ssize_t read_file(const char *path, char *buf, size_t size)
 	return read_file_at(AT_FDCWD, path, buf, size);
 }
 
+/* record: the file is one record (read_record_at()). */
 static ssize_t read_file_flags(int dfd, const char *path, int flags,
-			       char *buf, size_t size)
+			       bool record, char *buf, size_t size)
 {
 	size_t off = 0;
 	int fd;
@@ -47,7 +48,8 @@ static ssize_t read_file_flags(int dfd, const char *path, int flags,
 	if (fd < 0)
 		return -errno;
 	while (off < size - 1) {
-		ssize_t n = read(fd, buf + off, size - 1 - off);
+		size_t want = size - 1 - off;
+		ssize_t n = read(fd, buf + off, want);
 
 		if (n < 0) {
 			int err = errno;
@@ -60,6 +62,8 @@ static ssize_t read_file_flags(int dfd, const char *path, int flags,
 		if (n == 0)
 			break;
 		off += (size_t)n;
+		if (record && (size_t)n < want)
+			break;
 	}
 	close(fd);
 	buf[off] = '\0';
@@ -68,13 +72,18 @@ static ssize_t read_file_flags(int dfd, const char *path, int flags,
 
 ssize_t read_file_at(int dfd, const char *path, char *buf, size_t size)
 {
-	return read_file_flags(dfd, path, 0, buf, size);
+	return read_file_flags(dfd, path, 0, false, buf, size);
+}
+
+ssize_t read_record_at(int dfd, const char *path, char *buf, size_t size)
+{
+	return read_file_flags(dfd, path, 0, true, buf, size);
 }
 
 ssize_t read_file_nofollow_at(int dfd, const char *name, char *buf,
 			      size_t size)
 {
-	return read_file_flags(dfd, name, O_NOFOLLOW, buf, size);
+	return read_file_flags(dfd, name, O_NOFOLLOW, false, buf, size);
 }
 
 int write_file(const char *path, const char *data, size_t len)

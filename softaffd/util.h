@@ -33,6 +33,16 @@ int cgroup_file_path(char *path, size_t size, const char *sys, const char *cg,
 ssize_t read_file(const char *path, char *buf, size_t size);
 /* The same relative to a directory fd (AT_FDCWD for none). */
 ssize_t read_file_at(int dfd, const char *path, char *buf, size_t size);
+/*
+ * The same for a file the kernel shows as one record, as every per-task
+ * file of procfs the manager reads is (stat, status, cgroup, cmdline,
+ * schedstat, sched, the soft affinity files: one seq_file show, or a
+ * copy of the whole): a read that returns less than it asked for had
+ * all of it, so the read that would only see the end of the file is
+ * saved, a system call per file on the event path.  Not for files of
+ * many records (/proc/schedstat), whose reads stop at a page.
+ */
+ssize_t read_record_at(int dfd, const char *path, char *buf, size_t size);
 /* Write data with a single write(2), as procfs expects.  0 or -errno. */
 int write_file(const char *path, const char *data, size_t len);
 int write_file_at(int dfd, const char *path, const char *data, size_t len);

@@ -27,6 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cpuset set, back;
 	struct cpureq req, req_back;
 	struct pstat st;
+	struct pstatus ps;
 	char *text;
 	uid_t uid;
 
@@ -45,6 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 1:
 		procfs_parse_status(text, &set, &uid);
+		procfs_parse_pstatus(text, &ps);
 		break;
 	case 2:
 		procfs_parse_cgroup(text, buf, sizeof(buf));

@@ -11,12 +11,14 @@
 #   1. runs the daemon binary on it for IDLE_SECS after its first scan:
 #      idle CPU (schedstat, ns on a CPU) and peak RSS (VmHWM).  The
 #      daemon keeps the proc connector shut on a fake /proc, so this is
-#      its rescan-only mode;
+#      its rescan-only mode; the fake /proc/pressure/cpu stands still
+#      (nobody waits for a CPU);
 #   2. runs build/bench_scale, which calls the manager's entry points as
 #      the daemon's loop does: the first scan, rescans and samples (the
-#      connector mode's idle cost, estimated), exec and fork events, and
-#      a storm of STORM_RATE renames a second for STORM_SECS (twice:
-#      renames that keep each process's rule, and renames that flip it);
+#      connector mode's CPU per second, estimated, idle and with the
+#      fake pressure moving: loaded), exec and fork events, and a storm
+#      of STORM_RATE renames a second for STORM_SECS (twice: renames
+#      that keep each process's rule, and renames that flip it);
 # and prints a Markdown table with the targets and PASS/MISS.
 #
 # Environment: B (build dir), IDLE_SECS (60), STORM_SECS (10),
@@ -136,9 +138,13 @@ function ev(key, what, target_us) {
 		    v[key "_p50_us"], v[key "_p99_us"]),
 	    pf(v[key "_cpu_us"] <= target_us))
 }
-# The harness finds the evaluated process in O(1) only in a FIFO queue.
-function unordered(k) {
-	return v[k "_unordered"] ? sprintf(" (queue not FIFO: %d evaluations found by a search inside the timed slice, figures inflated)", v[k "_unordered"]) : ""
+# The queue also holds the rest of capped thread walks: work of the
+# daemon, of no rename; a rename that joins the waiting walk entry of
+# its process is reached ahead of its turn.
+function walks(k) {
+	return sprintf("; besides, %d thread-walk continuations (%.0f ms wall)%s",
+		       v[k "_walk_slices"], v[k "_walk_wall_ms"],
+		       v[k "_joined"] ? sprintf(", %d renames joined a waiting walk entry", v[k "_joined"]) : "")
 }
 function storm(k, what) {
 	row(what ": daemon work per second (dirty queue)",
@@ -147,7 +153,7 @@ function storm(k, what) {
 		    v[k "_eval_cpu_ms_per_s"], v[k "_eval_wall_ms_per_s"],
 		    v[k "_eval_cpu_ms_max_window"], v[k "_eval_wall_ms_max_window"],
 		    v[k "_evals"], v[k "_eval_cpu_us"], v[k "_eval_max_ms"],
-		    unordered(k)),
+		    walks(k)),
 	    pf(v[k "_eval_cpu_ms_per_s"] <= budget &&
 	       v[k "_eval_cpu_ms_max_window"] <= budget + slice))
 	row(what ": marking the events (connector side, without reading netlink)",
@@ -182,11 +188,15 @@ END {
 		    v["daemon_idle_pct"], v["daemon_idle_cpu_ms"],
 		    v["daemon_idle_wall_ms"], v["daemon_idle_runq_ms"], capped),
 	    pf(v["daemon_idle_pct"] <= 0.1))
-	row("Idle CPU, connector mode (estimate: a sample a second, LIGHT rescans, every 6th ATTRS)",
+	row("Idle CPU, connector mode (estimate: a sample a second, /proc/pressure/cpu still, LIGHT rescans, every 6th ATTRS)",
 	    "<= 0.1% of one CPU",
-	    sprintf("%.3f%% (%.1f ms/s)", v["idle_conn_ms_per_s"] / 10,
+	    sprintf("%.3f%% (%.2f ms/s)", v["idle_conn_ms_per_s"] / 10,
 		    v["idle_conn_ms_per_s"]),
 	    pf(v["idle_conn_ms_per_s"] / 10 <= 0.1))
+	row("CPU under load, connector mode (estimate: the same, /proc/pressure/cpu moving: the budget bounds the sample)",
+	    "-",
+	    sprintf("%.2f%% (%.1f ms/s)", v["loaded_conn_ms_per_s"] / 10,
+		    v["loaded_conn_ms_per_s"]), "")
 	row("RSS, daemon binary (VmHWM)", "<= 16 MiB",
 	    sprintf("%.1f MiB (VmRSS %.1f MiB)", v["daemon_vmhwm_kib"] / 1024,
 		    v["daemon_vmrss_kib"] / 1024),
@@ -195,7 +205,7 @@ END {
 	ev("exec_other", "exec event: it matches none (all rules tried)", 50)
 	ev("fork_other", "fork event: child of an unmanaged process", 5)
 	ev("thread_other", "fork event: new thread of an unmanaged process", 5)
-	ev("fork_managed", "fork event: child of a managed process (evaluated)", 5)
+	ev("fork_managed", "fork event: child of a managed process (booked under its parent'"'"'s rule)", 5)
 	ev("thread_small", "fork event: new thread of a managed process (~THREADS threads)", 5)
 	ev("thread_big", "fork event: new thread of a managed process (~THREADS threads)", 5)
 	row("exit event (unmanaged process)", "-",
@@ -210,7 +220,9 @@ END {
 	    sprintf("%.0f / %.1f / %.0f / %.0f / %.0f ms", v["scan_full_cpu_ms"],
 		    v["scan_light_cpu_ms"], v["scan_attrs_cpu_ms"],
 		    v["scan_new_cpu_ms"], v["scan_new_attrs_cpu_ms"]), "")
-	row("One sample interval (CPU)", "-",
-	    sprintf("%.0f ms: %d processes, %d threads walked",
-		    v["sample_cpu_ms"], v["sample_processes"], v["sample_threads"]), "")
+	row("One sample interval (CPU), idle / loaded", "-",
+	    sprintf("%.3f ms, %d threads read / %.1f ms, %d threads read (%d processes, %d threads in the figures)",
+		    v["sample_idle_cpu_ms"], v["sample_idle_threads_read"],
+		    v["sample_loaded_cpu_ms"], v["sample_loaded_threads_read"],
+		    v["sample_loaded_processes"], v["sample_loaded_threads"]), "")
 }' "$R"

@@ -302,6 +302,12 @@ for c in range(a.cpus):
     sst.append("domain0 %s 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 "
                "0 0 0 0 0 0 0 0 0 0 0 0\n" % MASK)
 write(PROC + "/schedstat", "".join(sst))
+# The system's CPU pressure (PSI): "some" stands still, as on a host
+# where nobody waits for a CPU; the harness moves it for its loaded case.
+os.makedirs(PROC + "/pressure", exist_ok=True)
+write(PROC + "/pressure/cpu",
+      "some avg10=0.00 avg60=0.00 avg300=0.00 total=1000000\n"
+      "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
 
 def make_thread(d, tid, comm, start, kflag, pdir):
     """The thread tid's directory d, its process's files at pdir."""

@@ -426,8 +426,8 @@ void test_rulectl(void)
 	}
 
 	/* Hardening is slow: harden_hold calm samples per rung. */
-	struct rulectl_sample calm = {900 * MS, 5 * MS, 0, S, 2, 0.2, false, 0, 2, 2.0, 0};
-	struct rulectl_sample busy = {1800 * MS, 400 * MS, 200 * MS, S, 2, 2.0, false, 0, 2, 2.0, 0};
+	struct rulectl_sample calm = {900 * MS, 5 * MS, 0, S, 2, 0.2, false, 0, 2, 2.0, 0, false};
+	struct rulectl_sample busy = {1800 * MS, 400 * MS, 200 * MS, S, 2, 2.0, false, 0, 2, 2.0, 0, false};
 	unsigned int samples = 0;
 
 	st = (struct rulectl_state){p.nrungs - 1, 0};
@@ -442,14 +442,14 @@ void test_rulectl(void)
 	for (unsigned int k = 0; k + 1 < p.harden_hold; k++)
 		rulectl_step(&p, &st, &busy, why, sizeof(why));
 	CHECK(st.rung == 4 && strstr(why, "no room outside"));
-	rulectl_step(&p, &st, &(struct rulectl_sample){900 * MS, 50 * MS, 300 * MS, S, 2, 1.0, false, 0, 2, 2.0, 0},
+	rulectl_step(&p, &st, &(struct rulectl_sample){900 * MS, 50 * MS, 300 * MS, S, 2, 1.0, false, 0, 2, 2.0, 0, false},
 		     why, sizeof(why));
 	CHECK(st.calm == 0 && st.rung == 4 && strstr(why, "hold: tasks wait 5%"));
 	for (unsigned int k = 0; k < p.harden_hold; k++)
 		rulectl_step(&p, &st, &busy, why, sizeof(why));
 	CHECK(st.rung == 3);
 	/* Softening is quick: 100:1 to 5:4 in three samples. */
-	struct rulectl_sample queue = {2000 * MS, 2000 * MS, 0, S, 2, 0.0, false, 0, 2, 2.0, 0};
+	struct rulectl_sample queue = {2000 * MS, 2000 * MS, 0, S, 2, 0.0, false, 0, 2, 2.0, 0, false};
 
 	st = (struct rulectl_state){0, 0};
 	for (int k = 0; k < 3; k++)
@@ -462,7 +462,7 @@ void test_rulectl(void)
 	 * samples, as one always idle does.  They used to start the count
 	 * over, so such a rule stayed soft.
 	 */
-	struct rulectl_sample idle = {5 * MS, 1 * MS, 0, S, 2, 0.0, false, 2.0, 2, 2.0, 0};
+	struct rulectl_sample idle = {5 * MS, 1 * MS, 0, S, 2, 0.0, false, 2.0, 2, 2.0, 0, false};
 
 	st = (struct rulectl_state){4, 0};
 	for (unsigned int k = 0; k < p.harden_hold; k++)

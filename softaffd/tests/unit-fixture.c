@@ -154,6 +154,12 @@ void mktask(int pid, int tid, const char *comm, unsigned long long start,
 	}
 }
 
+void mkprocs(int pid, const char *const *comms)
+{
+	for (; *comms; comms++, pid++)
+		mktask(pid, pid, *comms, 1, 0, "0-3", "\n");
+}
+
 const char *soft_of(int pid, int tid)
 {
 	char path[PATH_MAX];
@@ -282,6 +288,15 @@ struct config *mgr_setup_dry(const char *text, bool dry_run)
 struct config *mgr_setup(const char *text)
 {
 	return mgr_setup_dry(text, false);
+}
+
+void mgr_teardown(struct config *c1, struct config *c2)
+{
+	mgr_free(mgr);
+	mgr = NULL;
+	config_free(c1);
+	config_free(c2);
+	aff_write = write_file_at;
 }
 
 /* The status text of the manager's state, as the daemon formats it. */

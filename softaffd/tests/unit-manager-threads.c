@@ -155,11 +155,7 @@ void test_manager_hand(void)
 	CHECK(c2 && mgr_scan(mgr) == 0 && mgr_scan(mgr) == 0);
 	CHECK(mgr_processes(mgr) == 2 && mgr->nhand_procs == 0);
 	CHECK(fake_writes == 0);
-	mgr_free(mgr);
-	mgr = NULL;
-	config_free(c2);
-	config_free(c3);
-	aff_write = write_file_at;
+	mgr_teardown(c2, c3);
 }
 
 static unsigned int ticks;
@@ -282,10 +278,7 @@ void test_manager_slices(void)
 	CHECK(mgr->cnt.scans == scans);
 	config_free(c2);
 	CHECK(mgr_scan_finish(mgr) == 0 && mgr_processes(mgr) == 101);
-	mgr_free(mgr);
-	mgr = NULL;
-	config_free(c);
-	aff_write = write_file_at;
+	mgr_teardown(c, NULL);
 }
 
 void test_manager_dirty(void)
@@ -352,16 +345,25 @@ void test_manager_dirty(void)
 	CHECK(mgr_flush(mgr, UINT64_MAX));
 
 	/*
-	 * A child forked from a managed process that matches nothing has
-	 * the parent's mask: reset on stop, unless someone changed it.
+	 * A child forked from a managed process has the parent's mask and
+	 * rule.  One that renames itself to match nothing gives the mask
+	 * back, its own thread's request stays.
 	 */
-	mktask(930, 930, "other", 93, 0, "0-3", "\n");
+	fixture_ppid = 900;
+	mktask(930, 930, "app", 93, 0, "0-3", "\n");
 	set_psoft(930, "0-1\n"); /* fork copies the process level */
-	mktask(930, 931, "other", 93, 0, "0-3", "3\n");
+	mktask(930, 931, "app", 93, 0, "0-3", "3\n");
 	mgr_on_fork(mgr, 900, 930, 930);
+	CHECK(mgr_lookup(mgr, 930) && mgr_dirty_count(mgr) == 0);
+	mktask(930, 930, "other", 93, 0, "0-3", NULL);
+	mgr_on_change(mgr, 930);
 	mgr_flush(mgr, UINT64_MAX);
 	CHECK(!mgr_lookup(mgr, 930));
-	/* One found by a scan (events missed): its ppid tells. */
+	CHECK_STR(psoft_of(930), "\n");
+	/*
+	 * Those that kept it (found by a scan, events missed: their ppid
+	 * tells) are reset on stop, unless someone changed it.
+	 */
 	fixture_ppid = 900;
 	mktask(940, 940, "other", 94, 0, "0-3", "\n");
 	set_psoft(940, "0-1\n");
@@ -375,10 +377,7 @@ void test_manager_dirty(void)
 	CHECK_STR(soft_of(930, 931), "3\n");
 	CHECK_STR(psoft_of(940), "\n");
 	CHECK_STR(psoft_of(960), "2\n");
-	mgr_free(mgr);
-	mgr = NULL;
-	config_free(c);
-	aff_write = write_file_at;
+	mgr_teardown(c, NULL);
 }
 
 /* threads = "main": the other threads lose what they inherited. */
@@ -403,10 +402,7 @@ void test_threads_main(void)
 	mgr_on_fork(mgr, 950, 953, 950);
 	mgr_flush(mgr, UINT64_MAX);
 	CHECK_STR(soft_of(950, 953), "\n");
-	mgr_free(mgr);
-	mgr = NULL;
-	config_free(c);
-	aff_write = write_file_at;
+	mgr_teardown(c, NULL);
 }
 
 /*
@@ -453,7 +449,6 @@ void test_process_level(void)
 	 * its parent had before us, not ours. */
 	fixture_ppid = 1000;
 	mktask(1200, 1200, "big", 6, 0, "0-3", "\n");
-	fixture_ppid = 0;
 	set_psoft(1200, "0-1\n");
 	mgr_on_fork(mgr, 1000, 1200, 1200);
 	fake_writes = 0;
@@ -465,6 +460,7 @@ void test_process_level(void)
 	CHECK(mgr_lookup(mgr, 1200) &&
 	      (mgr_lookup(mgr, 1200)->flags & M_PROC_OURS));
 	mktask(1200, 1200, "sh", 6, 0, "0-3", "\n");
+	fixture_ppid = 0;
 	set_psoft(1200, "0-1\n"); /* kept across execve */
 	mgr_on_exec(mgr, 1200);
 	mgr_flush(mgr, UINT64_MAX);
@@ -490,11 +486,7 @@ void test_process_level(void)
 	CHECK_STR(psoft_of(1000), "1\n");
 	mgr_restore_all(mgr);
 	CHECK_STR(psoft_of(1000), "none\n");
-	mgr_free(mgr);
-	mgr = NULL;
-	config_free(c);
-	config_free(c2);
-	aff_write = write_file_at;
+	mgr_teardown(c, c2);
 }
 
 /*
@@ -565,8 +557,5 @@ void test_walk_slices(void)
 	/* A rename to the same name walks nothing. */
 	mgr_on_change(mgr, 2000);
 	CHECK(mgr_flush(mgr, 0) && !e->walk);
-	mgr_free(mgr);
-	mgr = NULL;
-	config_free(c);
-	aff_write = write_file_at;
+	mgr_teardown(c, NULL);
 }

@@ -56,12 +56,16 @@ void test_manager_scan(void)
 	CHECK_STR(soft_of(200, 203), "\n");
 	CHECK(fake_writes == 0);
 
-	/* A forked child of a managed process is evaluated ... */
+	/*
+	 * A forked child of a managed process is booked under its rule at
+	 * the event, nothing read ...
+	 */
+	fixture_ppid = 200;
 	mktask(210, 210, "app one", 20, 0, "0-3", "\n");
 	set_psoft(210, "0-1\n"); /* fork copied its parent's request */
 	mgr_on_fork(mgr, 200, 210, 210);
+	CHECK(mgr_lookup(mgr, 210) != NULL && mgr_dirty_count(mgr) == 0);
 	mgr_flush(mgr, UINT64_MAX);
-	CHECK(mgr_lookup(mgr, 210) != NULL);
 	CHECK_STR(psoft_of(210), "0-1\n");
 	CHECK(fake_writes == 0);
 	/* ... a child of an unmanaged one is not (same attrs, no match). */
@@ -73,6 +77,7 @@ void test_manager_scan(void)
 	/* exec into something else: unmanaged and restored (to inherit,
 	 * what its parent had before us). */
 	mktask(210, 210, "bash", 20, 0, "0-3", NULL);
+	fixture_ppid = 0;
 	mgr_eval_pid(mgr, 210);
 	CHECK(mgr_lookup(mgr, 210) == NULL);
 	CHECK_STR(psoft_of(210), "\n");
@@ -123,10 +128,7 @@ void test_manager_scan(void)
 	CHECK(mgr_lookup(mgr, 400) == NULL);
 	CHECK(mgr_processes(mgr) == 1);
 
-	mgr_free(mgr);
-	mgr = NULL;
-	config_free(c);
-	aff_write = write_file_at;
+	mgr_teardown(c, NULL);
 }
 
 void test_manager_errors(void)
@@ -174,11 +176,7 @@ void test_manager_errors(void)
 	CHECK(log_counts[LOG_WARNING] == warns);
 	CHECK(mgr->cnt.gone == 5);
 	fake_err = 0;
-	mgr_free(mgr);
-	mgr = NULL;
-	config_free(c2);
-	config_free(c);
-	aff_write = write_file_at;
+	mgr_teardown(c2, c);
 }
 
 /*
@@ -208,10 +206,7 @@ void test_manager_warn_limit(void)
 	CHECK(log_counts[LOG_WARNING] == warns + LOG_RL_BURST);
 	mgr_flush_logs(mgr, now_ms() + LOG_RL_WINDOW_MS);
 	CHECK(log_counts[LOG_WARNING] == warns + LOG_RL_BURST + 1);
-	mgr_free(mgr);
-	mgr = NULL;
-	config_free(c);
-	aff_write = write_file_at;
+	mgr_teardown(c, NULL);
 }
 
 void test_manager_reload(void)
@@ -220,10 +215,8 @@ void test_manager_reload(void)
 	char err[512];
 
 	fake_fixture();
-	mktask(600, 600, "keep", 1, 0, "0-3", "\n");
-	mktask(601, 601, "change", 1, 0, "0-3", "\n");
-	mktask(602, 602, "gone", 1, 0, "0-3", "\n");
-	mktask(603, 603, "foreign", 1, 0, "0-3", "\n");
+	mkprocs(600, (const char *[]){"keep", "change", "gone", "foreign",
+				      NULL});
 	c1 = mgr_setup(
 		"rules = (\n"
 		"{ name = \"keep\"; comm = \"keep\"; cpus = \"0\"; },\n"
@@ -299,10 +292,7 @@ void test_manager_reload(void)
 	mgr_restore_all(mgr);
 	CHECK_STR(psoft_of(600), "\n");
 	CHECK_STR(psoft_of(601), "\n");
-	mgr_free(mgr);
-	mgr = NULL;
-	config_free(c3);
-	aff_write = write_file_at;
+	mgr_teardown(c3, NULL);
 }
 
 void test_manager_many(void)
@@ -330,8 +320,93 @@ void test_manager_many(void)
 	mgr_status(mgr, &b);
 	CHECK(b.buf && strstr(b.buf, "processes 50 pids 2901 2903"));
 	sbuf_free(&b);
-	mgr_free(mgr);
-	mgr = NULL;
-	config_free(c);
-	aff_write = write_file_at;
+	mgr_teardown(c, NULL);
+}
+
+/*
+ * A fork of a managed process (threads = "all") is a table insert at
+ * the event: the child is booked under its parent's rule, nothing read.
+ * The first look at it takes its start time if it is its parent's
+ * child, and forgets it for a new process if not (a pid reused after a
+ * lost exit).  A parent that waits in the dirty queue lends nothing.
+ */
+void test_manager_fork_booked(void)
+{
+	struct managed *e;
+	struct config *c;
+	int writes;
+
+	fake_fixture();
+	mktask(700, 700, "app", 70, 0, "0-3", "\n");
+	c = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
+		      "cpus = \"0-1\"; } );");
+	if (!c)
+		return;
+	CHECK(mgr_scan(mgr) == 0 && mgr_processes(mgr) == 1);
+	/* No /proc/710 at all: a read would have forgotten it. */
+	writes = fake_writes;
+	mgr_on_fork(mgr, 700, 710, 710);
+	e = mgr_lookup(mgr, 710);
+	CHECK(e && !e->starttime && e->parent == 700 && e->rule == 0);
+	CHECK(e && (e->flags & M_ADOPTED) && (e->flags & M_PROC_OURS));
+	CHECK(mgr_dirty_count(mgr) == 0 && fake_writes == writes);
+	CHECK(mgr_rule_processes(mgr, 0) == 2);
+	fixture_ppid = 700;
+	mktask(710, 710, "app", 71, 0, "0-3", "\n");
+	set_psoft(710, "0-1\n");
+	fixture_ppid = 0;
+	mgr_eval_pid(mgr, 710);
+	e = mgr_lookup(mgr, 710);
+	CHECK(e && e->starttime == 71 && fake_writes == writes);
+
+	/* Another process at the pid: forgotten, evaluated afresh. */
+	mgr_on_fork(mgr, 700, 720, 720);
+	mktask(720, 720, "app", 72, 0, "0-3", "\n");
+	mgr_eval_pid(mgr, 720);
+	e = mgr_lookup(mgr, 720);
+	CHECK(e && e->starttime == 72 && !e->parent);
+	CHECK_STR(psoft_of(720), "0-1\n");
+
+	/* A parent whose rename waits: its child waits behind it. */
+	mgr_on_change(mgr, 700);
+	mgr_on_fork(mgr, 700, 730, 730);
+	CHECK(!mgr_lookup(mgr, 730) && mgr_dirty_count(mgr) == 2);
+	mgr_on_exit(mgr, 730, 730);
+	mgr_flush(mgr, UINT64_MAX);
+	mgr_teardown(c, NULL);
+}
+
+/*
+ * An exec leaves one thread: when the status counts one, only the
+ * leader's own request is checked, task/ is not listed.  A zombie
+ * leader's count is of the other threads: they are listed.
+ */
+void test_manager_exec_one_thread(void)
+{
+	static const char *const state[] = {"S (sleeping)", "Z (zombie)"};
+	struct config *c;
+	char buf[512];
+
+	for (int z = 0; z < 2; z++) {
+		fake_fixture();
+		mktask(800, 800, "app", 80, 0, "0-3", "\n");
+		/* Not listed if the count is believed: no such thread. */
+		mktask(800, 801, "app", 80, 0, "0-3", "3\n");
+		snprintf(buf, sizeof(buf),
+			 "Name:\tapp\nState:\t%s\nUid:\t0\t0\t0\t0\n"
+			 "Threads:\t1\nCpus_allowed_list:\t0-3\n",
+			 state[z]);
+		put_proc("/800/status", buf);
+		c = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
+			      "cpus = \"0-1\"; } );");
+		if (!c)
+			return;
+		mgr_on_exec(mgr, 800);
+		CHECK(mgr_flush(mgr, UINT64_MAX));
+		CHECK(mgr_lookup(mgr, 800) &&
+		      (mgr_lookup(mgr, 800)->flags & M_ADOPTED));
+		CHECK_STR(psoft_of(800), "0-1\n");
+		CHECK(mgr_hand_processes(mgr) == (size_t)z);
+		mgr_teardown(c, NULL);
+	}
 }

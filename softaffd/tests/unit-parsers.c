@@ -127,6 +127,7 @@ void test_stat_parser(void)
 
 void test_status_parser(void)
 {
+	struct pstatus ps;
 	struct cpuset hard, l;
 	uid_t uid = 0;
 	char cg[256];
@@ -145,6 +146,18 @@ void test_status_parser(void)
 	CHECK(cpuset_test(&hard, 1) && cpuset_count(&hard) == 1 && uid == 5);
 	CHECK(procfs_parse_status("Name:\tx\n", &hard, NULL) == -EINVAL);
 	CHECK(procfs_parse_status("Uid:\tx\n", NULL, &uid) == -EINVAL);
+	/* What an adoption takes in one read; a missing count is 0. */
+	CHECK(procfs_parse_pstatus("Name:\tx\nState:\tZ (zombie)\n"
+				   "Uid:\t7\t0\t0\t0\nThreads:\t12\n"
+				   "Cpus_allowed_list:\t2\n",
+				   &ps) == 0);
+	CHECK(ps.uid == 7 && ps.threads == 12 && ps.state == 'Z' &&
+	      cpuset_test(&ps.hard, 2) && cpuset_count(&ps.hard) == 1);
+	CHECK(procfs_parse_pstatus("Uid:\t7\nThreads:\tx\n"
+				   "Cpus_allowed_list:\t2\n",
+				   &ps) == 0 &&
+	      ps.threads == 0 && ps.state == 0);
+	CHECK(procfs_parse_pstatus("Uid:\t7\n", &ps) == -EINVAL);
 
 	CHECK(procfs_parse_cgroup("1:name=systemd:/foo\n0::/a/b.service\n", cg,
 				  sizeof(cg)) == 0);

@@ -95,15 +95,10 @@ void test_reload_atomic(void)
 
 	fake_fixture();
 	put_proc("/self/soft_affinity_ratio", "\n");
-	mktask(600, 600, "keep", 1, 0, "0-3", "\n");
-	mktask(601, 601, "same", 1, 0, "0-3", "\n");
-	mktask(602, 602, "move", 1, 0, "0-3", "\n");
-	mktask(603, 603, "drop", 1, 0, "0-3", "\n");
-	mktask(604, 604, "ratio", 1, 0, "0-3", "\n");
-	mktask(605, 605, "hand", 1, 0, "0-3", "\n");
+	mkprocs(600, (const char *[]){"keep", "same", "move", "drop", "ratio",
+				      "hand", NULL});
 	mktask(605, 606, "hand", 1, 0, "0-3", "\n");
-	mktask(607, 607, "new", 1, 0, "0-3", "\n");
-	mktask(608, 608, "rest", 1, 0, "0-3", "\n");
+	mkprocs(607, (const char *[]){"new", "rest", NULL});
 	c1 = mgr_setup(
 		"rules = (\n"
 		"{ name = \"keep\"; comm = \"keep\"; cpus = \"0\"; },\n"
@@ -213,11 +208,7 @@ void test_reload_atomic(void)
 	CHECK(writes_to(600, NULL) == 0);
 	CHECK(writes_to(602, "inherit") == 0);
 	CHECK(writes_to(602, "soft_affinity_list") >= 4);
-	mgr_free(mgr);
-	mgr = NULL;
-	config_free(c2);
-	config_free(c3);
-	aff_write = write_file_at;
+	mgr_teardown(c2, c3);
 }
 
 /*
@@ -265,10 +256,7 @@ void test_readopt_keeps_scan(void)
 	CHECK(mgr_recheck(mgr) == 0 && mgr_scan_finish(mgr) == 0);
 	CHECK_STR(pref(700), "0\n");
 	CHECK(mgr_hand_processes(mgr) == 0 && mgr_processes(mgr) == 60);
-	mgr_free(mgr);
-	mgr = NULL;
-	config_free(c);
-	aff_write = write_file_at;
+	mgr_teardown(c, NULL);
 }
 
 #define CG "/fs/cgroup/system.slice/test.service/"
@@ -338,9 +326,5 @@ void test_reload_cgroup(void)
 
 		CHECK(t && g && t < g);
 	}
-	mgr_free(mgr);
-	mgr = NULL;
-	config_free(c2);
-	config_free(c3);
-	aff_write = write_file_at;
+	mgr_teardown(c2, c3);
 }

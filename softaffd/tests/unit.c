@@ -59,6 +59,10 @@ int main(void)
 	RUN(test_reload_cgroup,
 	    "changed cgroup rule: written over; to threads: cgroup restored after");
 	RUN(test_manager_many, "2000 processes, table grows and shrinks");
+	RUN(test_manager_fork_booked,
+	    "fork of a managed process: booked at the event, read later");
+	RUN(test_manager_exec_one_thread,
+	    "exec: a status of one thread spares the listing of task/");
 	RUN(test_aff_decide, "claims: adopt, new thread, ours; restore");
 	RUN(test_manager_hand, "hand-set masks: kept, listed, exec, re-adopt");
 	RUN(test_manager_slices, "scans in slices; LIGHT, ATTRS, NEW kinds");
@@ -88,6 +92,11 @@ int main(void)
 	RUN(test_mgr_sample, "gather: per-thread schedstat deltas per rule");
 	RUN(test_mgr_sample_bounded,
 	    "gather: a bounded sample that rotates, scaled to the rule");
+	RUN(test_sample_psi_gate,
+	    "gather: no thread read while /proc/pressure/cpu is calm");
+	RUN(test_sample_no_psi, "gather: without /proc/pressure/cpu, as before");
+	RUN(test_sample_budget,
+	    "gather: one budget for all rules, every process met");
 	RUN(test_cgstat, "cpu.pressure and cpu.stat parsers, deltas");
 	RUN(test_mgr_sample_cgroup,
 	    "gather: a cgroup rule's wait from cpu.pressure, fallback");

@@ -65,6 +65,11 @@ void stat_line(char *buf, size_t size, int pid, const char *comm,
 	       unsigned int policy);
 void mktask(int pid, int tid, const char *comm, unsigned long long start,
 	    unsigned int policy, const char *hard, const char *soft);
+/*
+ * Single-threaded processes pid, pid + 1, ... named comms[0], comms[1],
+ * ... (up to a NULL), as they start: hard mask 0-3, no request.
+ */
+void mkprocs(int pid, const char *const *comms);
 const char *soft_of(int pid, int tid);
 /* The process level, /proc/PID/soft_affinity_list; and setting it. */
 const char *psoft_of(int pid);
@@ -80,6 +85,11 @@ void two_node_topo(void);
 extern struct mgr *mgr;
 struct config *mgr_setup_dry(const char *text, bool dry_run);
 struct config *mgr_setup(const char *text);
+/*
+ * The end of a manager test: the manager freed, the configurations it
+ * ran on (NULL: none), the real write seam back.
+ */
+void mgr_teardown(struct config *c1, struct config *c2);
 void mgr_status(const struct mgr *m, struct sbuf *b);
 void put_proc(const char *rel, const char *content);
 const char *get_at(const char *root, const char *rel);
@@ -120,6 +130,8 @@ void test_manager_errors(void);
 void test_manager_warn_limit(void);
 void test_manager_reload(void);
 void test_manager_many(void);
+void test_manager_fork_booked(void);
+void test_manager_exec_one_thread(void);
 /* unit-reload.c */
 void test_reload_atomic(void);
 void test_readopt_keeps_scan(void);
@@ -140,6 +152,10 @@ void test_budget(void);
 void test_owned(void);
 void test_dirtyq(void);
 void test_dirtyq_no_starvation(void);
+/* unit-figures.c */
+void test_sample_psi_gate(void);
+void test_sample_no_psi(void);
+void test_sample_budget(void);
 /* unit-softness.c */
 void test_mgr_sample(void);
 void test_mgr_sample_bounded(void);

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * A managed process's threads.  threads = "all": the process level
+ * (manager-apply.c) decides for every thread without a request of its
+ * own; a thread with one is hand-set, left alone, logged and listed.
+ * threads = "main": the rule's mask on the main thread, the others
+ * reset.  A walk of a process's threads is capped per evaluation
+ * (MGR_WALK_CAP) and goes on in later flushes, so that a process with
+ * 10,000 threads delays no one.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "affinity.h"
+#include "log.h"
+#include "manager-internal.h"
+
+void mgr_log_hand(struct mgr *m, struct managed *e, int pfd, int tid)
+{
+	const struct rule *rule = &m->cfg->rules[e->rule];
+	char comm[128], cpus[CPUSET_LIST_BUFSZ], now[CPUSET_LIST_BUFSZ];
+	struct cpureq soft;
+	int prio = e->flags & M_HAND_LOGGED ? LOG_DEBUG
+					    : mgr_rule_prio(m, e->rule);
+
+	m->cnt.hand++;
+	if (aff_read_soft(pfd, tid, &soft) < 0 ||
+	    cpureq_format(&soft, true, now, sizeof(now)) < 0)
+		snprintf(now, sizeof(now), "?");
+	cpuset_format_list(rule_target(m, e->rule), cpus, sizeof(cpus));
+	if (tid)
+		log_msg(prio,
+			"pid %d (%s): soft affinity of thread %d set by hand "
+			"to %s (rule '%s' wants %s); leaving %s alone until "
+			"it execs",
+			e->node.pid, procfs_escape(e->comm, comm, sizeof(comm)),
+			tid, now, rule->name, cpus,
+			e->flags & M_HAND_LOGGED ? "that thread"
+						 : "such threads");
+	else
+		log_msg(prio,
+			"pid %d (%s): soft affinity of the process set by hand "
+			"to %s (rule '%s' wants %s); leaving it alone until it "
+			"execs",
+			e->node.pid, procfs_escape(e->comm, comm, sizeof(comm)),
+			now, rule->name, cpus);
+	e->flags |= M_HAND_LOGGED;
+}
+
+/*
+ * threads = "main": apply the rule to one thread.  Returns false to
+ * stop visiting further threads of the process.
+ */
+static bool apply_one(struct mgr *m, struct managed *e, int pfd, int tid)
+{
+	struct mthread *t = owned_find(&e->own, tid);
+	enum aff_claim claim;
+	enum aff_result res;
+	int err;
+
+	if (t && t->hand)
+		return true;
+	/* A dry run never takes a mask, so it has none to lose either. */
+	claim = m->dry_run || !(e->flags & M_ADOPTED) ? AFF_ADOPT
+		: t				      ? AFF_OURS
+						      : AFF_NEW;
+	bool was = managed_hand(e);
+
+	res = aff_apply_thread(pfd, tid, rule_target(m, e->rule), claim,
+			       m->dry_run, &err);
+	if (res == AFF_WRITTEN || res == AFF_UNCHANGED)
+		owned_remember(&e->own, tid, false);
+	else if (res == AFF_FOREIGN)
+		owned_remember(&e->own, tid, true);
+	mgr_hand_note(m, e, was);
+	if (res == AFF_FOREIGN) {
+		mgr_log_hand(m, e, pfd, tid);
+		return true;
+	}
+	return mgr_note_result(m, e, tid, res, err);
+}
+
+bool mgr_reset_thread(struct mgr *m, int pid, int pfd, int tid,
+		      const struct cpuset *target)
+{
+	enum aff_result res;
+	int err;
+
+	res = aff_restore_thread(pfd, tid, target, m->dry_run, &err);
+	if (res == AFF_WRITTEN) {
+		m->cnt.restored++;
+		log_msg(m->dry_run ? LOG_INFO : LOG_DEBUG,
+			"%sreset soft affinity of %d/%d to inherit",
+			m->dry_run ? "dry-run: would " : "", pid, tid);
+	} else if (res == AFF_FOREIGN) {
+		m->cnt.foreign++;
+		log_debug("%d/%d: soft affinity changed by someone else, left "
+			  "alone",
+			  pid, tid);
+	} else if (res == AFF_EPERM) {
+		return false;
+	}
+	return true;
+}
+
+static bool restore_one(struct mgr *m, struct managed *e, int pfd, int tid)
+{
+	struct mthread *t = owned_find(&e->own, tid);
+
+	if (t && t->hand)
+		return true;
+	return mgr_reset_thread(m, e->node.pid, pfd, tid,
+				rule_target(m, e->rule));
+}
+
+/*
+ * threads = "main": the other threads get no mask from us; one they
+ * inherited from the main thread (the kernel copies it on clone) is
+ * reset, unless someone set it by hand.
+ */
+static bool unset_other(struct mgr *m, struct managed *e, int pfd, int tid)
+{
+	if (owned_find(&e->own, tid))
+		return true; /* already met: reset then, or hand-set */
+	if (!mgr_reset_thread(m, e->node.pid, pfd, tid,
+			      rule_target(m, e->rule)))
+		return false;
+	/* Remembered as ours-and-reset: not looked at again. */
+	owned_remember(&e->own, tid, false);
+	return true;
+}
+
+/*
+ * threads = "all": the process level decides for every thread without
+ * a request of its own.  A thread with one is hand-set: left alone,
+ * logged and listed.  Re-adoption (exec, SIGUSR1: retake) takes such
+ * requests back, to inherit, as it takes back the process level.  One
+ * that asks for exactly the rule's CPUs when the process is adopted is
+ * a leftover of ours (an older softaffd, or the main thread of a
+ * threads = "main" rule it was forked from): it goes back to inherit
+ * too, so that restoring the process level is enough.
+ */
+static bool check_thread(struct mgr *m, struct managed *e, int pfd, int tid,
+			 bool adopt, bool retake)
+{
+	const struct cpuset *target = rule_target(m, e->rule);
+	struct mthread *t = owned_find(&e->own, tid);
+	struct cpureq req;
+	bool was;
+	int r;
+
+	if (t && t->hand)
+		return true;
+	r = aff_read_soft(pfd, tid, &req);
+	if (r == -ENOENT && aff_missing_is_off)
+		return true;
+	if (r < 0) {
+		if (aff_classify(r) == AFF_GONE)
+			m->cnt.gone++;
+		else
+			mgr_note_result(m, e, tid, aff_classify(r), r);
+		return true;
+	}
+	if (req.state == REQ_INHERIT)
+		return true;
+	if (adopt && (retake || (req.state == REQ_SET &&
+				 cpuset_equal(&req.cpus, target)))) {
+		const struct cpureq inherit = {.state = REQ_INHERIT};
+		int err = 0;
+		enum aff_result res =
+			m->dry_run ? AFF_WRITTEN
+				   : aff_write_soft(pfd, tid, &inherit, &err);
+
+		if (res == AFF_WRITTEN) {
+			m->cnt.written++;
+			log_msg(m->dry_run ? LOG_INFO : LOG_DEBUG,
+				"%sreset soft affinity of %d/%d to inherit: "
+				"the process's applies",
+				m->dry_run ? "dry-run: would " : "",
+				e->node.pid, tid);
+			return true;
+		}
+		return mgr_note_result(m, e, tid, res, err);
+	}
+	if (m->dry_run)
+		return true; /* took nothing, so nothing was taken back */
+	was = managed_hand(e);
+	owned_remember(&e->own, tid, true);
+	mgr_hand_note(m, e, was);
+	mgr_log_hand(m, e, pfd, tid);
+	return true;
+}
+
+/* Visit one thread as the rule's threads mode asks. */
+static bool visit_one(struct mgr *m, struct managed *e, int pfd, int tid,
+		      const struct twalk *w)
+{
+	if (m->cfg->rules[e->rule].threads == THREADS_ALL)
+		return check_thread(m, e, pfd, tid, w->adopt, w->retake);
+	if (tid == e->node.pid)
+		return apply_one(m, e, pfd, tid);
+	return unset_other(m, e, pfd, tid);
+}
+
+/* A walk of the threads task/ lists now, sorted; NULL: none to do. */
+static struct twalk *walk_list(struct mgr *m, int pfd)
+{
+	int n = procfs_read_tids(pfd, &m->tids, &m->tids_cap);
+	struct twalk *w;
+
+	if (n < 0)
+		return NULL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->tids = malloc(((size_t)n ? (size_t)n : 1) * sizeof(int));
+	if (!w->tids) {
+		free(w);
+		return NULL;
+	}
+	memcpy(w->tids, m->tids, (size_t)n * sizeof(int));
+	qsort(w->tids, (size_t)n, sizeof(int), cmp_int);
+	w->n = (unsigned int)n;
+	return w;
+}
+
+/*
+ * Go on with e's thread walk (WALK_ALL: every thread, WALK_NEW: those
+ * not met before), at most cap threads of it.  Starts one if none is in
+ * progress; one that is, of new threads only, starts over when all are
+ * asked for.  The walk also forgets the threads it did not meet: they
+ * have exited.  True when the walk is complete (or cannot be done);
+ * false: more to do (e->walk).
+ */
+bool mgr_walk_threads(struct mgr *m, struct managed *e, int pfd,
+		      enum walk walk, unsigned int cap, bool retake,
+		      unsigned int nthreads)
+{
+	int leader = e->node.pid;
+	struct twalk *w, one;
+	unsigned int visited = 0;
+	bool was;
+
+	if (e->walk && walk == WALK_ALL && !e->walk->all)
+		mgr_walk_free(e);
+	w = e->walk;
+	if (!w) {
+		if (nthreads == 1) {
+			/*
+			 * Its status counts one thread, the leader: all
+			 * an exec leaves.  task/ is not listed, no walk
+			 * allocated, and cap is at least one.
+			 */
+			one = (struct twalk){.tids = &leader, .n = 1};
+			w = &one;
+		} else {
+			w = walk_list(m, pfd);
+			if (!w)
+				return true;
+			e->walk = w;
+		}
+		w->all = walk == WALK_ALL;
+		w->adopt = !(e->flags & M_ADOPTED);
+		w->retake = w->adopt && retake;
+	}
+	while (w->next < w->n) {
+		int tid = w->tids[w->next];
+
+		if (visited >= cap)
+			return false;
+		w->next++;
+		if (!w->all && owned_find(&e->own, tid))
+			continue;
+		visited++;
+		if (!visit_one(m, e, pfd, tid, w)) {
+			mgr_walk_free(e);
+			return true; /* EPERM: no longer managed */
+		}
+		mgr_tick(m, visited);
+	}
+	was = managed_hand(e);
+	owned_prune(&e->own, w->tids, w->n);
+	mgr_hand_note(m, e, was);
+	mgr_walk_free(e);
+	return true;
+}
+
+void mgr_restore_threads(struct mgr *m, struct managed *e, int pfd)
+{
+	int n = procfs_read_tids(pfd, &m->tids, &m->tids_cap);
+
+	for (int i = 0; i < n; i++) {
+		if (!restore_one(m, e, pfd, m->tids[i]))
+			break;
+		mgr_tick(m, (unsigned long)i);
+	}
+}
+
+void mgr_reset_threads(struct mgr *m, int pid, int pfd,
+		       const struct cpuset *target)
+{
+	int n = procfs_read_tids(pfd, &m->tids, &m->tids_cap);
+
+	for (int i = 0; i < n; i++)
+		if (!mgr_reset_thread(m, pid, pfd, m->tids[i], target))
+			break;
+}
