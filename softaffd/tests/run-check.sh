@@ -453,6 +453,21 @@ start_daemon() {
 	wait_for "grep -q 'capabilities kept' '$WORK/${x}log'"
 }
 
+# stop_daemon X DAEMON THROTTLE LISTENER: SIGTERM the daemon that
+# start_daemon X started, wait for its STOPPING=1, end the throttle,
+# let it run and reap it and the listener; $? is the daemon's status.
+stop_daemon() {
+	kill -TERM $2
+	wait_for "grep -q 'STOPPING=1' '$WORK/${1}notify'"
+	kill $3
+	wait $3 2> /dev/null
+	kill -CONT $2
+	wait $2
+	local rc=$?
+	wait $4
+	return $rc
+}
+
 # ---- a CPU-starved daemon under a reload storm ----
 # 2000 processes, the daemon stopped 95 ms of every 100 ms (a starved
 # guest), reloads every half second from its start.  The rules stay the
@@ -505,14 +520,8 @@ if [ -n "$NOTIFY" ]; then
 	kill -HUP $SPID
 	sleep 0.2
 	t_term=$(date +%s.%N)
-	kill -TERM $SPID
-	wait_for "grep -q 'STOPPING=1' '$WORK/snotify'"
-	kill $THPID
-	wait $THPID 2> /dev/null
-	kill -CONT $SPID
-	wait $SPID
+	stop_daemon s $SPID $THPID $SNPID
 	src=$?
-	wait $SNPID
 	# Largest gap between pings, the first counted from READY=1: that
 	# is when systemd starts the watchdog of a Type=notify service.
 	# No READY=1, no figure: the check below fails.
@@ -605,14 +614,8 @@ if [ -n "$NOTIFY" ]; then
 		grep -c -x '[0-9][0-9,-]*')
 	inherits=$(cat "$A"/*/soft_affinity_list "$A"/*/task/*/soft_affinity_list |
 		grep -c -x 'inherit')
-	kill -TERM $APID
-	wait_for "grep -q 'STOPPING=1' '$WORK/anotify'"
-	kill $ATHPID
-	wait $ATHPID 2> /dev/null
-	kill -CONT $APID
-	wait $APID
+	stop_daemon a $APID $ATHPID $ANPID
 	arc=$?
-	wait $ANPID
 	ready_ms=$(awk -v t=$t0 '/ READY=1$/ { printf "%d", ($1 - t) * 1000; exit }' "$WORK/atimes")
 	reloads=$(grep -c '^RELOADING=1' "$WORK/anotify")
 	after=$(awk '/ READY=1$/ && !r { r = 1; next } r && / RELOADING=1/ { n++ }
