@@ -76,7 +76,8 @@ static int on_conn(sd_event_source *s MAYBE_UNUSED, int fd MAYBE_UNUSED,
 		   uint32_t revents MAYBE_UNUSED, void *ud)
 {
 	struct daemon *d = ud;
-	uint64_t start = now_ms(), left = budget_left(&d->conn_budget, start);
+	uint64_t start_ns = monotonic_ns(), start = start_ns / 1000000;
+	uint64_t left = budget_left(&d->conn_budget, start);
 	uint64_t end = start + (left < SLICE_MS ? left : SLICE_MS);
 	int r;
 
@@ -118,7 +119,7 @@ static int on_conn(sd_event_source *s MAYBE_UNUSED, int fd MAYBE_UNUSED,
 			break;
 		}
 	}
-	budget_charge(&d->conn_budget, now_ms() - start);
+	budget_charge_since(&d->conn_budget, start_ns);
 	return loop_arm(d);
 }
 

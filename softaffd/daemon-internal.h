@@ -31,12 +31,23 @@
 /* Connector messages read per dispatch, at most (and within SLICE_MS). */
 #define EVENTS_PER_DISPATCH 256
 /*
- * With a working connector, every this many periodic rescans re-reads
- * the attributes that change without an event (cgroup, command line)
- * if a rule matches on them; the others only look for pids nobody told
- * us about.  Without one, the same rhythm for NEW and NEW_ATTRS.
+ * With a working connector, only every this many rescan periods walks
+ * <proc>: it looks for pids nobody told us about and, if a rule matches
+ * on them, re-reads the attributes that change without an event
+ * (cgroup, command line) where a process's rule was decided on them.
+ * Without one, every period walks, and every this many re-reads them.
  */
 #define ATTRS_EVERY 6
+/*
+ * ... and at least this many times as long as the last such walk took
+ * after it ended: what the walks cost an idle machine stays below
+ * 1/WALK_DUTY of a CPU (0.05%) however many processes it has.  10,000
+ * processes tried against command-line rules take ~50 ms: a walk every
+ * 100 s instead of every 60.
+ */
+#define WALK_DUTY 2000
+/* From the end of a walk that took work_ns to the next (connector mode). */
+uint64_t walk_gap_ms(unsigned int rescan_ms, uint64_t work_ns);
 
 /*
  * The priorities of the loop's sources.  sd-event dispatches one source

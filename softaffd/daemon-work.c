@@ -13,20 +13,44 @@
 /* After lost connector events, rescan at most this often. */
 #define LOST_RESCAN_MS 1000
 
+uint64_t walk_gap_ms(unsigned int rescan_ms, uint64_t work_ns)
+{
+	uint64_t gap = (uint64_t)ATTRS_EVERY * rescan_ms;
+	uint64_t duty = work_ns / 1000 * WALK_DUTY / 1000;
+
+	return gap > duty ? gap : duty;
+}
+
 /*
- * Periodic rescans trust a working connector (see ATTRS_EVERY); lost
- * events or no connector at all need the full walk.
+ * With a working connector, which reports every fork, exec, rename,
+ * uid change and exit, and says when it lost some, the periodic walk
+ * is a safety net (the kernel drops an event silently when it cannot
+ * allocate it) and the reader of what changes without an event: every
+ * ATTRS_EVERY-th period or rarer (WALK_DUTY), re-reading of each
+ * process only the attributes its rule was decided on.  Lost events or
+ * no connector at all need the full walk, every period.
  */
 static void start_rescan(struct daemon *d)
 {
 	bool attrs = d->cfg->needs & (NEED_CGROUP | NEED_CMDLINE);
 	bool trust = d->conn_fd >= 0 && !d->events_lost;
-	enum mgr_scan_kind kind = trust ? SCAN_LIGHT : SCAN_NEW;
+	enum mgr_scan_kind kind;
+	uint64_t gap;
 	int r;
 
-	if (attrs && ++d->light_scans % ATTRS_EVERY == 0)
-		kind = trust ? SCAN_ATTRS : SCAN_NEW_ATTRS;
 	d->rescan_pending = d->rescan_due = d->events_lost = false;
+	if (trust) {
+		kind = attrs ? SCAN_ATTRS : SCAN_LIGHT;
+		gap = walk_gap_ms(d->cfg->rescan_ms,
+				  mgr_scan_work_ns(d->mgr, kind));
+		/* A timer tick early (it fires each rescan_ms) is in time. */
+		if (now_ms() + d->cfg->rescan_ms / 2 <
+		    mgr_last_scan_ms(d->mgr) + gap)
+			return;
+	} else {
+		kind = attrs && ++d->rescans % ATTRS_EVERY == 0 ? SCAN_NEW_ATTRS
+								: SCAN_NEW;
+	}
 	r = mgr_scan_start(d->mgr, kind);
 	if (r < 0)
 		log_warn("cannot scan %s: %s", d->o->roots.proc, strerror(-r));
@@ -64,11 +88,12 @@ static int on_scan(sd_event_source *s MAYBE_UNUSED, void *ud)
 static int on_dirty(sd_event_source *s MAYBE_UNUSED, void *ud)
 {
 	struct daemon *d = ud;
-	uint64_t start = now_ms(), left = budget_left(&d->eval_budget, start);
+	uint64_t start_ns = monotonic_ns(), start = start_ns / 1000000;
+	uint64_t left = budget_left(&d->eval_budget, start);
 
 	if (left && mgr_dirty_count(d->mgr)) {
 		mgr_flush(d->mgr, start + (left < SLICE_MS ? left : SLICE_MS));
-		budget_charge(&d->eval_budget, now_ms() - start);
+		budget_charge_since(&d->eval_budget, start_ns);
 	}
 	return loop_arm(d);
 }

@@ -76,7 +76,7 @@ struct daemon {
 	bool rescan_pending, rescan_due, events_lost;
 	bool recheck_due; /* a full scan after the one in progress */
 	bool warned_status, warned_sample;
-	unsigned int light_scans;
+	unsigned int rescans;
 	uint64_t wd_quarter_ms, wd_last_ms; /* pings from inside long batches */
 	char last_notify[256];
 	struct sbuf last_status, last_json;

@@ -97,6 +97,60 @@ static void snap_load(struct mgr *m, unsigned int need)
 	}
 }
 
+/* FNV-1a, an attribute at a time: 1 and its bytes, or 0: unreadable. */
+static uint64_t digest_add(uint64_t sum, const char *v)
+{
+	sum = (sum ^ (v ? 1 : 0)) * 0x100000001b3ULL;
+	for (; v && *v; v++)
+		sum = (sum ^ (unsigned char)*v) * 0x100000001b3ULL;
+	return sum;
+}
+
+static struct attr_digest digest(unsigned int read, const char *cmdline,
+				 const char *cgroup)
+{
+	struct attr_digest d = {.sum = 0xcbf29ce484222325ULL,
+				.read = read & (NEED_CMDLINE | NEED_CGROUP)};
+
+	if (d.read & NEED_CMDLINE)
+		d.sum = digest_add(d.sum, cmdline);
+	if (d.read & NEED_CGROUP)
+		d.sum = digest_add(d.sum, cgroup);
+	return d;
+}
+
+struct attr_digest mgr_snap_digest(const struct snap *s)
+{
+	return digest(s->a.loaded, s->a.cmdline, s->a.cgroup);
+}
+
+int mgr_read_digest(int procfd, int pid, unsigned int read,
+		    struct snap *scratch, struct attr_digest *ret)
+{
+	const char *cmdline = NULL, *cgroup = NULL;
+	char path[32];
+	int r;
+
+	if (read & NEED_CMDLINE) {
+		snprintf(path, sizeof(path), "%d/cmdline", pid);
+		r = procfs_read_cmdline_at(procfd, path, scratch->cmdline,
+					   sizeof(scratch->cmdline));
+		if (r < 0)
+			return r;
+		cmdline = scratch->cmdline;
+	}
+	if (read & NEED_CGROUP) {
+		snprintf(path, sizeof(path), "%d/cgroup", pid);
+		r = procfs_read_cgroup_at(procfd, path, scratch->cgroup,
+					  sizeof(scratch->cgroup));
+		if (r < 0)
+			return r;
+		cgroup = scratch->cgroup;
+	}
+	*ret = digest(read, cmdline, cgroup);
+	return 0;
+}
+
 /* ---- decide: which rule, reading attributes as the rules ask ---- */
 
 int mgr_match(struct mgr *m)
@@ -164,6 +218,7 @@ static void other_set(struct mgr *m, const struct snap *s,
 		return;
 	o->starttime = s->st.starttime;
 	snprintf(o->comm, sizeof(o->comm), "%s", s->st.comm);
+	o->attrs = mgr_snap_digest(s);
 	if (inherit)
 		o->inherit = inherit;
 }
@@ -228,6 +283,7 @@ static struct managed *insert_child(struct mgr *m, const struct managed *p,
 	e->flags = M_ADOPTED | M_LOGGED | M_PROC_OURS |
 		   (p->flags & M_RATIO_FOREIGN);
 	e->parent = p->node.pid;
+	e->attrs = p->attrs; /* fork copied them */
 	e->proc_orig = p->proc_orig;
 	e->proc_ours = p->proc_ours;
 	e->ratio_ours = p->ratio_ours;
@@ -351,6 +407,7 @@ void mgr_eval(struct mgr *m, unsigned int why, unsigned int inherit,
 			m->cfg->rules[rule].name);
 	}
 	snprintf(e->comm, sizeof(e->comm), "%s", s->st.comm);
+	e->attrs = mgr_snap_digest(s);
 	if (mgr_cg_eval(m, s, (unsigned int)rule))
 		e->flags |= M_CGROUP;
 	else

@@ -45,6 +45,21 @@
 #define MGR_SAMPLE_BUDGET 1024
 
 /*
+ * The attributes that change without an event (command line, cgroup)
+ * as far as the last evaluation of a process read them: which ones
+ * (NEED_CMDLINE, NEED_CGROUP bits) and a digest of what they said.  A
+ * rescan that re-reads attributes reads only those, and evaluates the
+ * process again only when the digest differs: the evaluation reads
+ * attributes lazily, so one that did not read the command line decided
+ * without it, and a new command line cannot change its outcome.
+ */
+struct attr_digest {
+	uint64_t sum;
+	unsigned int read;
+};
+
+
+/*
  * One process we manage, keyed by pid + start time (pids get reused).
  * comm is what it had when last evaluated: with the start time it is
  * the key of the match cache.
@@ -57,6 +72,7 @@ struct managed {
 	unsigned int rule; /* index into the current config */
 	unsigned int flags;
 	uint32_t seen; /* scan generation that last saw it */
+	struct attr_digest attrs;
 	struct ratio ratio_ours; /* soft_affinity_ratio we wrote, {0, 0} none */
 	/*
 	 * threads = "all": the process level (soft_affinity_list) as it
@@ -162,6 +178,7 @@ struct other {
 	char comm[64];
 	unsigned int inherit;
 	uint32_t seen;
+	struct attr_digest attrs;
 };
 
 /*
@@ -187,6 +204,12 @@ struct snap {
 	char exe[PATH_MAX], cmdline[4096], cgroup[4096];
 };
 
+/* The digest of what a snapshot's evaluation read. */
+struct attr_digest mgr_snap_digest(const struct snap *s);
+/* The same of a process's attributes read now, through <proc>'s fd. */
+int mgr_read_digest(int procfd, int pid, unsigned int read,
+		    struct snap *scratch, struct attr_digest *ret);
+
 struct mgr {
 	struct roots roots;
 	const struct config *cfg;
@@ -196,6 +219,8 @@ struct mgr {
 	struct dirtyq dirty;	/* events not handled yet, oldest first */
 	uint32_t gen;
 	uint64_t last_scan_ms; /* when the last scan ended */
+	uint64_t scan_work_ns; /* the slices of the scan in progress */
+	uint64_t scan_work_last_ns[SCAN_KINDS]; /* of the last of each kind */
 	struct mgr_rule *rules; /* per rule of cfg */
 	struct cg_entry *cgs;	/* cgroups we set */
 	size_t ncgs;

@@ -25,9 +25,27 @@ int mgr_scan_start(struct mgr *m, enum mgr_scan_kind kind)
 	if (r < 0)
 		return r;
 	m->scan_kind = kind;
+	m->scan_work_ns = 0;
 	m->gen++;
 	m->cnt.scans++;
 	return 0;
+}
+
+/*
+ * Do the attributes that change without an event still say what the
+ * last evaluation of a known process read?  Only those it read are
+ * read again (a command line and a cgroup, 3 system calls each).
+ */
+static bool attrs_same(struct mgr *m, int pid, const struct attr_digest *was)
+{
+	struct attr_digest now;
+
+	if (!was->read)
+		return true;
+	if (mgr_read_digest(scanner_dirfd(&m->scan), pid, was->read, m->snap,
+			    &now) < 0)
+		return false; /* gone, or unreadable: the full way says */
+	return now.sum == was->sum;
 }
 
 /* One /proc entry of the scan in progress. */
@@ -39,19 +57,26 @@ static void scan_pid(struct mgr *m, int pid)
 				 : WALK_NONE;
 	bool attrs = m->scan_kind == SCAN_FULL || m->scan_kind == SCAN_ATTRS ||
 		     m->scan_kind == SCAN_NEW_ATTRS;
+	bool light = m->scan_kind == SCAN_LIGHT;
 	struct managed *e = mgr_lookup(m, pid);
 	struct other *o = mgr_other_lookup(m, pid);
+	const struct attr_digest *known = e			  ? &e->attrs
+					  : o && o->starttime ? &o->attrs
+							      : NULL;
 
-	if (m->scan_kind == SCAN_LIGHT) {
+	/* A re-read that finds nothing new is the rescan without it. */
+	if (attrs && m->scan_kind != SCAN_FULL && known &&
+	    attrs_same(m, pid, known)) {
+		attrs = false;
+		light = m->scan_kind == SCAN_ATTRS;
+	}
+	if (light && known) {
 		/* Known: the connector tells us when it changes. */
-		if (e) {
+		if (e)
 			e->seen = m->gen;
-			return;
-		}
-		if (o && o->starttime) {
+		else
 			o->seen = m->gen;
-			return;
-		}
+		return;
 	}
 	if (mgr_snap_open(m, pid) < 0)
 		return;
@@ -81,13 +106,12 @@ static void scan_end(struct mgr *m)
 	m->last_scan_ms = now_ms();
 }
 
-int mgr_scan_step(struct mgr *m, uint64_t deadline_ms)
+/* A step of the scan, its time counted (mgr_scan_work_ns()). */
+static int scan_step(struct mgr *m, uint64_t deadline_ms)
 {
 	unsigned long i = 0;
 	int pid;
 
-	if (!scanner_busy(&m->scan))
-		return 1;
 	while (scanner_next(&m->scan, &pid)) {
 		scan_pid(m, pid);
 		mgr_tick(m, i++);
@@ -97,6 +121,20 @@ int mgr_scan_step(struct mgr *m, uint64_t deadline_ms)
 	}
 	scan_end(m);
 	return 1;
+}
+
+int mgr_scan_step(struct mgr *m, uint64_t deadline_ms)
+{
+	uint64_t start = monotonic_ns();
+	int r;
+
+	if (!scanner_busy(&m->scan))
+		return 1;
+	r = scan_step(m, deadline_ms);
+	m->scan_work_ns += monotonic_ns() - start;
+	if (r)
+		m->scan_work_last_ns[m->scan_kind] = m->scan_work_ns;
+	return r;
 }
 
 int mgr_scan_finish(struct mgr *m)
@@ -123,4 +161,9 @@ bool mgr_scan_busy_with(const struct mgr *m, enum mgr_scan_kind kind)
 uint64_t mgr_last_scan_ms(const struct mgr *m)
 {
 	return m->last_scan_ms;
+}
+
+uint64_t mgr_scan_work_ns(const struct mgr *m, enum mgr_scan_kind kind)
+{
+	return m->scan_work_last_ns[kind];
 }

@@ -93,10 +93,12 @@ struct rule_state {
  * connector, events carry exec, comm, uid, fork and exit, so the
  * periodic walk only has to find what they did not: LIGHT evaluates
  * just the pids it does not know yet, ATTRS also re-reads those
- * attributes.
+ * attributes.  The ATTRS kinds re-read of a known process only the
+ * attributes its last evaluation read, and evaluate it again only if
+ * they changed (struct attr_digest).
  */
 enum mgr_scan_kind { SCAN_FULL, SCAN_NEW, SCAN_NEW_ATTRS, SCAN_ATTRS,
-		     SCAN_LIGHT };
+		     SCAN_LIGHT, SCAN_KINDS };
 
 struct mgr_counters {
 	uint64_t scans, events, events_lost;
@@ -132,6 +134,8 @@ bool mgr_scan_busy_with(const struct mgr *m, enum mgr_scan_kind kind);
 void mgr_scan_abort(struct mgr *m);
 /* When the last scan ended (now_ms()). */
 uint64_t mgr_last_scan_ms(const struct mgr *m);
+/* The time the last finished scan of kind took, its slices summed (ns). */
+uint64_t mgr_scan_work_ns(const struct mgr *m, enum mgr_scan_kind kind);
 
 /*
  * Proc connector events only mark pids dirty (exit and forks of

@@ -297,7 +297,12 @@ int procfs_read_exe(int pfd, char *ret, size_t size)
 
 int procfs_read_cmdline(int pfd, char *ret, size_t size)
 {
-	ssize_t n = read_record_at(pfd, "cmdline", ret, size);
+	return procfs_read_cmdline_at(pfd, "cmdline", ret, size);
+}
+
+int procfs_read_cmdline_at(int dfd, const char *path, char *ret, size_t size)
+{
+	ssize_t n = read_record_at(dfd, path, ret, size);
 
 	if (n < 0)
 		return (int)n;
@@ -307,10 +312,15 @@ int procfs_read_cmdline(int pfd, char *ret, size_t size)
 
 int procfs_read_cgroup(int pfd, char *ret, size_t size)
 {
+	return procfs_read_cgroup_at(pfd, "cgroup", ret, size);
+}
+
+int procfs_read_cgroup_at(int dfd, const char *path, char *ret, size_t size)
+{
 	char buf[4096];
 	ssize_t n;
 
-	n = read_record_at(pfd, "cgroup", buf, sizeof(buf));
+	n = read_record_at(dfd, path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	return procfs_parse_cgroup(buf, ret, size);

@@ -62,6 +62,9 @@ int procfs_read_pstatus(int pfd, struct pstatus *ret);
 int procfs_read_exe(int pfd, char *ret, size_t size);
 int procfs_read_cmdline(int pfd, char *ret, size_t size);
 int procfs_read_cgroup(int pfd, char *ret, size_t size);
+/* The same two at a path relative to dfd ("PID/cmdline" from <proc>). */
+int procfs_read_cmdline_at(int dfd, const char *path, char *ret, size_t size);
+int procfs_read_cgroup_at(int dfd, const char *path, char *ret, size_t size);
 /* The tids under task/ into *buf (grown as needed).  Count or -errno. */
 int procfs_read_tids(int pfd, int **buf, size_t *cap);
 

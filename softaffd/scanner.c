@@ -36,6 +36,11 @@ bool scanner_busy(const struct scanner *s)
 	return s->dir != NULL;
 }
 
+int scanner_dirfd(const struct scanner *s)
+{
+	return s->dir ? dirfd(s->dir) : -EBADF;
+}
+
 void scanner_abort(struct scanner *s)
 {
 	if (s->dir)

@@ -17,6 +17,8 @@ int scanner_start(struct scanner *s, const char *proc);
 /* The next pid: 1, or 0 when the walk is over (then it is closed). */
 int scanner_next(struct scanner *s, int *ret_pid);
 bool scanner_busy(const struct scanner *s);
+/* The descriptor of <proc> during a walk, for reads relative to it. */
+int scanner_dirfd(const struct scanner *s);
 void scanner_abort(struct scanner *s);
 
 #endif

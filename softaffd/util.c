@@ -213,16 +213,18 @@ uint64_t now_ms(void)
 
 uint64_t budget_left(struct budget *b, uint64_t now)
 {
+	uint64_t limit_ns = (uint64_t)b->limit_ms * 1000000;
+
 	if (now - b->start_ms >= b->window_ms) {
 		b->start_ms = now;
-		b->used_ms = 0;
+		b->used_ns = 0;
 	}
-	return b->used_ms >= b->limit_ms ? 0 : b->limit_ms - b->used_ms;
+	return b->used_ns >= limit_ns ? 0 : (limit_ns - b->used_ns) / 1000000;
 }
 
-void budget_charge(struct budget *b, uint64_t ms)
+void budget_charge_since(struct budget *b, uint64_t start_ns)
 {
-	b->used_ms += ms;
+	b->used_ns += monotonic_ns() - start_ns;
 }
 
 uint64_t budget_renews(const struct budget *b)

@@ -75,15 +75,18 @@ uint64_t monotonic_ns(void);
 /*
  * A share of time: at most limit_ms of work per window_ms.  The work is
  * measured in wall-clock time around it, which a starved machine only
- * overstates (then less work is done, never more).
+ * overstates (then less work is done, never more), and charged to the
+ * nanosecond: slices of a few ms charged in whole ms would be charged
+ * up to a ms short each.
  */
 struct budget {
 	unsigned int limit_ms, window_ms;
-	uint64_t start_ms, used_ms;
+	uint64_t start_ms, used_ns;
 };
-/* Milliseconds of work left in the current window (a new one if due). */
+/* Whole milliseconds of work left in the current window (a new one if due). */
 uint64_t budget_left(struct budget *b, uint64_t now);
-void budget_charge(struct budget *b, uint64_t ms);
+/* Charge the work since start_ns (a monotonic_ns() value). */
+void budget_charge_since(struct budget *b, uint64_t start_ns);
 /* When the current window ends (and with it the wait for more). */
 uint64_t budget_renews(const struct budget *b);
 

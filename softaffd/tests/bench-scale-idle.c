@@ -25,6 +25,8 @@ static const char *scan_name(enum mgr_scan_kind k)
 		return "attrs";
 	case SCAN_LIGHT:
 		return "light";
+	case SCAN_KINDS:
+		break;
 	}
 	return "?";
 }
@@ -128,15 +130,15 @@ static double time_samples(const char *key, uint64_t *now, uint64_t *some,
 void bench_idle(void)
 {
 	uint64_t now = now_ms(), some = 1000000;
-	double idle, loaded, light, attrs, new_, new_attrs, rescans;
+	double idle, loaded, light, attrs, new_, new_attrs, rescans, walk, gap;
 	bool need_attrs = cfg->needs & (NEED_CGROUP | NEED_CMDLINE);
-	/* Attribute rescans among the rescans, as start_rescan() counts. */
+	/* Without the connector, the NEW_ATTRS walks among the NEW ones. */
 	double every = need_attrs ? ATTRS_EVERY : 1e9;
 
 	/* A full scan again with nothing new: a reload's or readopt's. */
 	time_scan(SCAN_FULL, 1);
 	light = time_scan(SCAN_LIGHT, 3);
-	attrs = time_scan(SCAN_ATTRS, 1);
+	attrs = time_scan(SCAN_ATTRS, 3);
 	new_ = time_scan(SCAN_NEW, 3);
 	new_attrs = time_scan(SCAN_NEW_ATTRS, 1);
 	drain_queue();
@@ -164,12 +166,17 @@ void bench_idle(void)
 		       processes, threads);
 	}
 	/*
-	 * Per second: a sample, and a tenth of a rescan, of which every
-	 * ATTRS_EVERY-th re-reads the attributes.  With the connector the
-	 * rescans are LIGHT/ATTRS; on a fake root (no connector) NEW and
-	 * NEW_ATTRS, the mode the daemon binary runs in here.
+	 * Per second, with the connector: a sample, and one walk
+	 * (start_rescan()) every ATTRS_EVERY rescan periods or WALK_DUTY
+	 * times its own time, whichever is longer: ATTRS if rules match on
+	 * cgroups or command lines, else LIGHT.  Without it (on a fake
+	 * root, the mode the daemon binary runs in here) a NEW walk every
+	 * period, of which every ATTRS_EVERY-th is NEW_ATTRS.
 	 */
-	rescans = (light * (every - 1) + attrs) / every / (RESCAN_MS / 1000.0);
+	walk = need_attrs ? attrs : light;
+	gap = walk_gap_ms(RESCAN_MS, (uint64_t)(walk * 1e6)) / 1000.0;
+	rescans = walk / gap;
+	printf("conn_walk_every_s %.1f\n", gap);
 	printf("idle_conn_ms_per_s %.3f\n", idle + rescans);
 	printf("loaded_conn_ms_per_s %.3f\n", loaded + rescans);
 	printf("idle_rescan_ms_per_s %.3f\n",

@@ -228,7 +228,7 @@ struct storm {
  */
 static void storm_slice(struct storm *x, uint64_t end, uint64_t *work,
 			const size_t *ring, size_t *head, size_t tail,
-			size_t *pending, struct budget *eb, uint64_t start)
+			size_t *pending, struct budget *eb, uint64_t start_ns)
 {
 	uint64_t c0 = cpu_ns(), w0 = mono_ns(), t_prev = w0, c1, w1;
 	size_t n = 0;
@@ -274,11 +274,11 @@ static void storm_slice(struct storm *x, uint64_t end, uint64_t *work,
 	} while (now_ms() < end && dirtyq_count(&mgr->dirty));
 	c1 = cpu_ns();
 	w1 = mono_ns();
-	budget_charge(eb, now_ms() - start);
+	budget_charge_since(eb, start_ns);
 	wins[nwins - 1].cpu_ns += c1 - c0;
 	wins[nwins - 1].wall_ns += w1 - w0;
 	wins[nwins - 1].evals += n;
-	wins[nwins - 1].used_ms = eb->used_ms;
+	wins[nwins - 1].used_ms = eb->used_ns / 1000000;
 	x->eval_cpu += c1 - c0;
 	x->eval_wall += w1 - w0;
 	x->evals += n;
@@ -305,7 +305,7 @@ static void storm_run(struct storm *x, unsigned int rate, unsigned int secs)
 	nwins = 0;
 	x->t0 = mono_ns();
 	for (;;) {
-		uint64_t now = mono_ns(), start, left;
+		uint64_t now = mono_ns(), start, start_ns, left;
 
 		/* The connector: events due by now, a turn's worth. */
 		if (x->k < total && x->t0 + x->k * period <= now) {
@@ -346,13 +346,14 @@ static void storm_run(struct storm *x, unsigned int rate, unsigned int secs)
 			x->k += n;
 		}
 		/* The dirty queue: on_dirty(). */
-		start = now_ms();
+		start_ns = monotonic_ns();
+		start = start_ns / 1000000;
 		left = budget_left_tracked(&eb, start);
 		if (left > SLICE_MS)
 			left = SLICE_MS;
 		if (left && dirtyq_count(&mgr->dirty))
 			storm_slice(x, start + left, &work, ring, &head, tail,
-				    &pending, &eb, start);
+				    &pending, &eb, start_ns);
 		/* Sanity: the harness's idea of the queue is the queue's. */
 		if (queue_len() != pending)
 			x->mismatch++;

@@ -188,10 +188,11 @@ END {
 		    v["daemon_idle_pct"], v["daemon_idle_cpu_ms"],
 		    v["daemon_idle_wall_ms"], v["daemon_idle_runq_ms"], capped),
 	    pf(v["daemon_idle_pct"] <= 0.1))
-	row("Idle CPU, connector mode (estimate: a sample a second, /proc/pressure/cpu still, LIGHT rescans, every 6th ATTRS)",
+	row("Idle CPU, connector mode (estimate: a sample a second, /proc/pressure/cpu still, an ATTRS walk every 6 rescan periods or 2000 times its own time)",
 	    "<= 0.1% of one CPU",
-	    sprintf("%.3f%% (%.2f ms/s)", v["idle_conn_ms_per_s"] / 10,
-		    v["idle_conn_ms_per_s"]),
+	    sprintf("%.3f%% (%.2f ms/s; a walk every %.0f s)",
+		    v["idle_conn_ms_per_s"] / 10, v["idle_conn_ms_per_s"],
+		    v["conn_walk_every_s"]),
 	    pf(v["idle_conn_ms_per_s"] / 10 <= 0.1))
 	row("CPU under load, connector mode (estimate: the same, /proc/pressure/cpu moving: the budget bounds the sample)",
 	    "-",

@@ -196,7 +196,9 @@ void test_manager_slices(void)
 
 	/*
 	 * LIGHT trusts what it knows: a comm change without an event is
-	 * not read, a new pid is; ATTRS re-reads and finds the change.
+	 * not read, a new pid is.  So does ATTRS where the rules were
+	 * decided without command line and cgroup (test_manager_attrs);
+	 * NEW reads every stat and finds the change.
 	 */
 	mktask(802, 802, "app", 802, 0, "0-3", "\n");
 	mktask(1200, 1200, "app", 1200, 0, "0-3", "\n");
@@ -205,6 +207,9 @@ void test_manager_slices(void)
 	CHECK(mgr_lookup(mgr, 802) == NULL);
 	CHECK_STR(psoft_of(1200), "0\n");
 	CHECK(mgr_scan_start(mgr, SCAN_ATTRS) == 0 &&
+	      mgr_scan_finish(mgr) == 0);
+	CHECK(mgr_lookup(mgr, 802) == NULL);
+	CHECK(mgr_scan_start(mgr, SCAN_NEW) == 0 &&
 	      mgr_scan_finish(mgr) == 0);
 	CHECK_STR(psoft_of(802), "0\n");
 	/* ATTRS and LIGHT leave the threads of known processes alone. */

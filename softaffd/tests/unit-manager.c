@@ -410,3 +410,64 @@ void test_manager_exec_one_thread(void)
 		mgr_teardown(c, NULL);
 	}
 }
+
+/*
+ * The attribute rescans re-read of a known process only the command
+ * line and cgroup its rule was decided on, and evaluate it again only
+ * if they changed.
+ */
+void test_manager_attrs(void)
+{
+	static const char *const comms[] = {"app", "rest", "rest", NULL};
+	struct config *c;
+	uint64_t evals;
+
+	fake_fixture();
+	mkprocs(900, comms);
+	c = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
+		      "cpus = \"1\"; }, { name = \"web\"; cmdline = \"^web\"; "
+		      "cpus = \"0\"; } );");
+	if (!c)
+		return;
+	CHECK(mgr_scan(mgr) == 0);
+	CHECK(mgr_processes(mgr) == 1 && mgr->others.count == 2);
+	CHECK_STR(psoft_of(900), "1\n");
+	/* Nothing changed: nobody is evaluated again. */
+	evals = mgr->cnt.evals;
+	CHECK(mgr_scan_start(mgr, SCAN_ATTRS) == 0 &&
+	      mgr_scan_finish(mgr) == 0);
+	CHECK(mgr->cnt.evals == evals);
+	/* A rewritten command line that decides: only that process. */
+	put_proc("/901/cmdline", "web\0-x");
+	CHECK(mgr_scan_start(mgr, SCAN_ATTRS) == 0 &&
+	      mgr_scan_finish(mgr) == 0);
+	CHECK(mgr->cnt.evals == evals + 1);
+	CHECK_STR(psoft_of(901), "0\n");
+	/* One its rule did not read (comm decided first): not read. */
+	put_proc("/900/cmdline", "web");
+	evals = mgr->cnt.evals;
+	CHECK(mgr_scan_start(mgr, SCAN_ATTRS) == 0 &&
+	      mgr_scan_finish(mgr) == 0);
+	CHECK(mgr->cnt.evals == evals);
+	CHECK_STR(psoft_of(900), "1\n");
+	/* LIGHT reads none; NEW_ATTRS does, as ATTRS. */
+	put_proc("/902/cmdline", "web");
+	CHECK(mgr_scan_start(mgr, SCAN_LIGHT) == 0 &&
+	      mgr_scan_finish(mgr) == 0);
+	CHECK_STR(psoft_of(902), "\n");
+	CHECK(mgr_scan_start(mgr, SCAN_NEW_ATTRS) == 0 &&
+	      mgr_scan_finish(mgr) == 0);
+	CHECK_STR(psoft_of(902), "0\n");
+	CHECK(mgr->cnt.evals == evals + 1);
+	/* Gone: forgotten, as by every kind of scan. */
+	{
+		char cmd[PATH_MAX + 16];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s/901", proc);
+		CHECK(system(cmd) == 0);
+	}
+	CHECK(mgr_scan_start(mgr, SCAN_ATTRS) == 0 &&
+	      mgr_scan_finish(mgr) == 0);
+	CHECK(mgr_lookup(mgr, 901) == NULL && mgr_processes(mgr) == 2);
+	mgr_teardown(c, NULL);
+}

@@ -4,6 +4,7 @@
  * dirty queue.
  */
 #include "unit.h"
+#include "daemon-internal.h"
 
 void test_ratelimit(void)
 {
@@ -55,11 +56,24 @@ void test_budget(void)
 	struct budget b = {100, 1000, 0, 0};
 
 	CHECK(budget_left(&b, 5000) == 100 && b.start_ms == 5000);
-	budget_charge(&b, 60);
-	CHECK(budget_left(&b, 5500) == 40);
-	budget_charge(&b, 60);
+	budget_charge_since(&b, monotonic_ns() - 60000000);
+	CHECK(budget_left(&b, 5500) == 39 || budget_left(&b, 5500) == 40);
+	/* Slices shorter than a ms add up: 40 of 0.9 ms leave 3 ms at most. */
+	for (int i = 0; i < 40; i++)
+		budget_charge_since(&b, monotonic_ns() - 900000);
+	CHECK(budget_left(&b, 5600) <= 3);
+	budget_charge_since(&b, monotonic_ns() - 5000000);
 	CHECK(budget_left(&b, 5999) == 0 && budget_renews(&b) == 6000);
 	CHECK(budget_left(&b, 6000) == 100);
+}
+
+/* Connector-mode walks: every 6 periods, or 2000 times their time. */
+void test_walk_gap(void)
+{
+	CHECK(walk_gap_ms(10000, 0) == 60000);
+	CHECK(walk_gap_ms(10000, 9000000) == 60000); /* 9 ms: 18 s */
+	CHECK(walk_gap_ms(10000, 50000000) == 100000);
+	CHECK(walk_gap_ms(500, 80500000) == 161000);
 }
 
 void test_owned(void)

@@ -66,6 +66,7 @@ int main(void)
 	RUN(test_aff_decide, "claims: adopt, new thread, ours; restore");
 	RUN(test_manager_hand, "hand-set masks: kept, listed, exec, re-adopt");
 	RUN(test_manager_slices, "scans in slices; LIGHT, ATTRS, NEW kinds");
+	RUN(test_manager_attrs, "attribute rescans: only what decided, only if changed");
 	RUN(test_sampler, "per-CPU and per-node utilization");
 	RUN(test_control, "controller: soften, harden, no oscillation");
 	RUN(test_write_order, "sysctl write order never invalid");
@@ -76,6 +77,7 @@ int main(void)
 	RUN(test_ratelimit, "log rate limit; a rule's, per kind of warning");
 	RUN(test_owned, "thread ownership bookkeeping");
 	RUN(test_budget, "a share of each second for events and evaluations");
+	RUN(test_walk_gap, "connector-mode walks: every 6 periods or 2000x their time");
 	RUN(test_dirtyq, "dirty queue: first in first out, dedupe, removal");
 	RUN(test_dirtyq_no_starvation,
 	    "dirty queue: a storm starves no one (ceil(n/k) turns)");

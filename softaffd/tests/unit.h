@@ -120,6 +120,7 @@ void test_rulectl(void);
 /* unit-manager-threads.c */
 void test_manager_hand(void);
 void test_manager_slices(void);
+void test_manager_attrs(void);
 void test_manager_dirty(void);
 void test_threads_main(void);
 void test_process_level(void);
@@ -149,6 +150,7 @@ void test_cgstat(void);
 /* unit-queues.c */
 void test_ratelimit(void);
 void test_budget(void);
+void test_walk_gap(void);
 void test_owned(void);
 void test_dirtyq(void);
 void test_dirtyq_no_starvation(void);
