@@ -221,7 +221,8 @@ enum aff_result aff_decide_ratio(const struct ratio_req *cur,
 	return AFF_WRITTEN;
 }
 
-enum aff_result aff_apply_ratio(int pfd, const struct ratio *ours,
+enum aff_result aff_apply_ratio(int pfd, const struct ratio_req *known,
+				const struct ratio *ours,
 				const struct ratio *want, bool dry_run,
 				int *ret_err)
 {
@@ -232,10 +233,14 @@ enum aff_result aff_apply_ratio(int pfd, const struct ratio *ours,
 	int r;
 
 	*ret_err = 0;
-	r = aff_read_ratio(pfd, &cur);
-	if (r < 0) {
-		*ret_err = r;
-		return aff_classify(r);
+	if (known) {
+		cur = *known;
+	} else {
+		r = aff_read_ratio(pfd, &cur);
+		if (r < 0) {
+			*ret_err = r;
+			return aff_classify(r);
+		}
 	}
 	res = aff_decide_ratio(&cur, ours, want);
 	if (res != AFF_WRITTEN || dry_run)

@@ -110,9 +110,11 @@ enum aff_result aff_decide_ratio(const struct ratio_req *cur,
 				 const struct ratio *want);
 /*
  * Read, decide and write the process's ratio: want, or NULL to restore
- * (write "inherit" if it is still ours).  *ret_err as above.
+ * (write "inherit" if it is still ours).  known: its request, known
+ * without reading the file (NULL: read it).  *ret_err as above.
  */
-enum aff_result aff_apply_ratio(int pfd, const struct ratio *ours,
+enum aff_result aff_apply_ratio(int pfd, const struct ratio_req *known,
+				const struct ratio *ours,
 				const struct ratio *want, bool dry_run,
 				int *ret_err);
 

@@ -104,6 +104,30 @@ bool mgr_note_result(struct mgr *m, struct managed *e, int tid,
 }
 
 /*
+ * The process's own ratio request as the status of this evaluation
+ * tells it (manager-eval.c's snap_learn()), or NULL: read the file.
+ * Unset (inherit or "none") decides one thing without the value: a
+ * first write of want, none of ours before, is due whichever it is.
+ * The one case the status cannot tell apart, the main thread's own
+ * ratio "none" hiding a process ratio that is want already, gets a
+ * write that changes nothing instead of a read; in every other the
+ * decision is the one the read would give.
+ */
+static const struct ratio_req *ratio_known(struct mgr *m, int pfd,
+					   const struct ratio *ours,
+					   const struct ratio *want)
+{
+	static const struct ratio_req unset = {REQ_INHERIT, {0, 0}};
+	const struct snap *s = mgr_snap_of(m, pfd);
+
+	if (!s || s->ratio_hint == SNAP_RATIO_READ)
+		return NULL;
+	if (s->ratio_hint == SNAP_RATIO_KNOWN)
+		return &s->ratio;
+	return want && !ours->allowed ? &unset : NULL;
+}
+
+/*
  * The rule's ratio as the process's own soft_affinity_ratio: one write
  * for all its threads, later ones included.  want NULL: restore.
  */
@@ -111,6 +135,7 @@ static void apply_ratio(struct mgr *m, struct managed *e, int pfd,
 			const struct ratio *want)
 {
 	const struct rule *rule = &m->cfg->rules[e->rule];
+	struct snap *s = mgr_snap_of(m, pfd);
 	enum aff_result res;
 	char comm[128];
 	int err;
@@ -130,7 +155,11 @@ static void apply_ratio(struct mgr *m, struct managed *e, int pfd,
 		return;
 	if (!want && !e->ratio_ours.allowed)
 		return;
-	res = aff_apply_ratio(pfd, &e->ratio_ours, want, m->dry_run, &err);
+	res = aff_apply_ratio(pfd, ratio_known(m, pfd, &e->ratio_ours, want),
+			      &e->ratio_ours, want, m->dry_run, &err);
+	/* Written (or tried): what the status said of it is past. */
+	if (s && res != AFF_UNCHANGED && res != AFF_FOREIGN)
+		s->ratio_hint = SNAP_RATIO_READ;
 	switch (res) {
 	case AFF_WRITTEN:
 		m->cnt.ratio_written++;
@@ -361,7 +390,7 @@ void mgr_restore_proc(struct mgr *m, struct managed *e, int pfd)
 int mgr_open_same(struct mgr *m, struct managed *e)
 {
 	struct pstat st;
-	int pfd = procfs_open_pid(m->roots.proc, e->node.pid);
+	int pfd = procfs_open_pid_at(m->proc_fd, m->roots.proc, e->node.pid);
 
 	if (pfd >= 0 && procfs_read_stat(pfd, 0, &st) == 0 &&
 	    mgr_same_process(m, e, &st))
@@ -418,7 +447,7 @@ static void restore_inherited(struct mgr *m, struct other *o)
 	if (!o->inherit || o->inherit > m->cfg->nrules)
 		return;
 	target = rule_target(m, o->inherit - 1);
-	pfd = procfs_open_pid(m->roots.proc, o->node.pid);
+	pfd = procfs_open_pid_at(m->proc_fd, m->roots.proc, o->node.pid);
 	if (pfd < 0)
 		return;
 	if (procfs_read_stat(pfd, 0, &st) < 0 ||

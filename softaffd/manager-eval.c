@@ -16,11 +16,14 @@
 
 /* ---- gather: the snapshot of one process ---- */
 
+/* The directory and every file read through it, closed together. */
 void mgr_snap_close(struct snap *s)
 {
-	if (s->pfd >= 0)
-		close(s->pfd);
+	if (s->pfd < 0)
+		return;
+	fd_close_later(s->pfd);
 	s->pfd = -1;
+	fd_unplug(&s->plug);
 }
 
 /* Open <proc>/PID and read its stat.  0 or -errno (gone). */
@@ -31,9 +34,14 @@ int mgr_snap_open(struct mgr *m, int pid)
 
 	mgr_snap_close(s);
 	s->pid = pid;
-	s->pfd = procfs_open_pid(m->roots.proc, pid);
+	s->pfd = procfs_open_pid_at(m->proc_fd, m->roots.proc, pid);
 	if (s->pfd < 0)
 		return s->pfd;
+	/*
+	 * What is written while it is open is procfs (through pfd) and
+	 * cgroupfs files (a cgroup rule's): their errors are write(2)'s.
+	 */
+	fd_plug(&s->plug, true);
 	r = procfs_read_stat(s->pfd, 0, &s->st);
 	if (r < 0) {
 		mgr_snap_close(s);
@@ -41,10 +49,47 @@ int mgr_snap_open(struct mgr *m, int pid)
 	}
 	memset(&s->a, 0, sizeof(s->a));
 	s->have_status = false;
+	s->ratio_hint = SNAP_RATIO_READ;
+	s->leader_inherits = false;
 	s->a.loaded = NEED_COMM;
 	s->a.comm = s->st.comm;
 	s->a.regex_budget = RULES_REGEX_BUDGET;
 	return 0;
+}
+
+/*
+ * What the main thread's status tells of the requests without reading
+ * their files (the sources: the first level that does not inherit
+ * decides, thread, process, cgroup).  The mask: "process" or "cgroup"
+ * decides, so the main thread's own inherits.  The ratio: "process"
+ * decides, so the process's own is the ratio shown; "cgroup" decides,
+ * so the process's own inherits; "default" (none decides), so the
+ * process's own is inherit or "none", unless the main thread's own
+ * ratio is "none" and hides it.  "thread": the process's is hidden.
+ */
+static void snap_learn(struct snap *s)
+{
+	const struct pstatus *ps = &s->status;
+
+	s->leader_inherits = ps->mask_src == PREF_SRC_PROCESS ||
+			     ps->mask_src == PREF_SRC_CGROUP;
+	switch (ps->ratio_src) {
+	case PREF_SRC_PROCESS:
+		s->ratio_hint = SNAP_RATIO_KNOWN;
+		s->ratio = (struct ratio_req){
+			REQ_SET, {ps->ratio_allowed, ps->ratio_preferred}};
+		break;
+	case PREF_SRC_CGROUP:
+		s->ratio_hint = SNAP_RATIO_KNOWN;
+		s->ratio = (struct ratio_req){REQ_INHERIT, {0, 0}};
+		break;
+	case PREF_SRC_NONE:
+		s->ratio_hint = SNAP_RATIO_UNSET;
+		break;
+	default:
+		s->ratio_hint = SNAP_RATIO_READ;
+		break;
+	}
 }
 
 int mgr_read_pstatus(struct mgr *m, int pfd, struct pstatus *ret)
@@ -59,6 +104,7 @@ int mgr_read_pstatus(struct mgr *m, int pfd, struct pstatus *ret)
 		if (r < 0)
 			return r;
 		s->have_status = true;
+		snap_learn(s);
 	}
 	*ret = s->status;
 	return 0;

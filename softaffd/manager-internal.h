@@ -193,14 +193,42 @@ enum {
 	D_UID = 1 << 4,	    /* its uid changed: the match cache misses */
 };
 
-/* The process being evaluated: what was read of it, through one fd. */
+/*
+ * What a status read says of the process's ratio request, so that its
+ * file need not be read: from the status read until we write the
+ * level (then back to SNAP_RATIO_READ).  Its sources name the first
+ * level that does not inherit (enum pref_source).
+ */
+enum snap_ratio {
+	SNAP_RATIO_READ,  /* nothing: read soft_affinity_ratio */
+	SNAP_RATIO_KNOWN, /* the process's own request is snap.ratio */
+	/*
+	 * "default": not set (inherit or "none"), or the main thread's
+	 * own ratio is "none" and hides the process's.
+	 */
+	SNAP_RATIO_UNSET,
+};
+
+/*
+ * The process being evaluated: what was read of it, through one fd.
+ * While pfd is open, the fds of the reads and writes meanwhile are
+ * left to plug and closed with it (util.h).
+ */
 struct snap {
 	int pid, pfd;
+	struct fd_plug plug;
 	struct pstat st;
 	struct proc_attrs a;
 	/* status, read once: for a user rule and for an adoption */
 	struct pstatus status;
 	bool have_status;
+	enum snap_ratio ratio_hint;
+	struct ratio_req ratio;
+	/*
+	 * The main thread has no mask of its own, as the status read says;
+	 * off once we write a thread's own request.
+	 */
+	bool leader_inherits;
 	char exe[PATH_MAX], cmdline[4096], cgroup[4096];
 };
 
@@ -212,6 +240,7 @@ int mgr_read_digest(int procfd, int pid, unsigned int read,
 
 struct mgr {
 	struct roots roots;
+	int proc_fd; /* <proc>, for the opens of <proc>/PID; -1: by path */
 	const struct config *cfg;
 	bool dry_run;
 	struct pidtable procs;	/* struct managed */
@@ -307,6 +336,16 @@ void mgr_snap_close(struct snap *s);
  * is m->snap's.  0 or -errno.
  */
 int mgr_read_pstatus(struct mgr *m, int pfd, struct pstatus *ret);
+/* m->snap if pfd is its fd (what it learnt is of that process), or NULL. */
+static inline struct snap *mgr_snap_of(struct mgr *m, int pfd)
+{
+	return pfd >= 0 && pfd == m->snap->pfd ? m->snap : NULL;
+}
+/* We wrote a thread's own request: the hint on the main thread's is off. */
+static inline void mgr_snap_wrote_thread(struct mgr *m)
+{
+	m->snap->leader_inherits = false;
+}
 /* The rule m->snap matches, reading attributes as the rules ask; -1: none. */
 int mgr_match(struct mgr *m);
 /*

@@ -69,6 +69,7 @@ static bool apply_one(struct mgr *m, struct managed *e, int pfd, int tid)
 
 	res = aff_apply_thread(pfd, tid, rule_target(m, e->rule), claim,
 			       m->dry_run, &err);
+	mgr_snap_wrote_thread(m);
 	if (res == AFF_WRITTEN || res == AFF_UNCHANGED)
 		owned_remember(&e->own, tid, false);
 	else if (res == AFF_FOREIGN)
@@ -88,6 +89,7 @@ bool mgr_reset_thread(struct mgr *m, int pid, int pfd, int tid,
 	int err;
 
 	res = aff_restore_thread(pfd, tid, target, m->dry_run, &err);
+	mgr_snap_wrote_thread(m);
 	if (res == AFF_WRITTEN) {
 		m->cnt.restored++;
 		log_msg(m->dry_run ? LOG_INFO : LOG_DEBUG,
@@ -146,11 +148,18 @@ static bool check_thread(struct mgr *m, struct managed *e, int pfd, int tid,
 {
 	const struct cpuset *target = rule_target(m, e->rule);
 	struct mthread *t = owned_find(&e->own, tid);
+	const struct snap *s = mgr_snap_of(m, pfd);
 	struct cpureq req;
 	bool was;
 	int r;
 
 	if (t && t->hand)
+		return true;
+	/*
+	 * The main thread's status, read for this evaluation, says the
+	 * process or the cgroup decides its mask: it has none of its own.
+	 */
+	if (tid == e->node.pid && s && s->leader_inherits)
 		return true;
 	r = aff_read_soft(pfd, tid, &req);
 	if (r == -ENOENT && aff_missing_is_off)
@@ -172,6 +181,7 @@ static bool check_thread(struct mgr *m, struct managed *e, int pfd, int tid,
 			m->dry_run ? AFF_WRITTEN
 				   : aff_write_soft(pfd, tid, &inherit, &err);
 
+		mgr_snap_wrote_thread(m);
 		if (res == AFF_WRITTEN) {
 			m->cnt.written++;
 			log_msg(m->dry_run ? LOG_INFO : LOG_DEBUG,

@@ -17,6 +17,7 @@
  * "inherit".
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -222,6 +223,7 @@ struct mgr *mgr_new(const struct roots *roots, const struct config *cfg,
 
 	if (!m)
 		return NULL;
+	m->proc_fd = -1;
 	m->roots = *roots;
 	m->cfg = cfg;
 	m->dry_run = dry_run;
@@ -233,6 +235,11 @@ struct mgr *mgr_new(const struct roots *roots, const struct config *cfg,
 		return NULL;
 	}
 	m->snap->pfd = -1;
+	/*
+	 * Every evaluation opens <proc>/PID: through this, a lookup of one
+	 * name.  Without it (an error), by the whole path as before.
+	 */
+	m->proc_fd = open(roots->proc, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	snprintf(path, sizeof(path), "%s/self/soft_affinity_ratio",
 		 roots->proc);
 	m->have_proc_ratio = access(path, F_OK) == 0;
@@ -246,6 +253,8 @@ void mgr_free(struct mgr *m)
 	if (!m)
 		return;
 	mgr_scan_abort(m);
+	if (m->snap)
+		mgr_snap_close(m->snap);
 	if (m->procs.buckets)
 		pidtable_for_each (&m->procs, n, next)
 			mgr_drop(m, as_managed(n));
@@ -260,6 +269,8 @@ void mgr_free(struct mgr *m)
 	free(m->rules);
 	free(m->snap);
 	free(m->tids);
+	if (m->proc_fd >= 0)
+		close(m->proc_fd);
 	free(m);
 }
 

@@ -108,6 +108,39 @@ const char *procfs_status_field(const char *buf, const char *key)
 	return NULL;
 }
 
+/* Cpus_allowed_list's value (up to its line's end) as a set. */
+static int parse_hard(const char *v, struct cpuset *ret)
+{
+	char line[CPUSET_LIST_BUFSZ];
+	size_t n;
+
+	if (!v)
+		return -EINVAL;
+	n = strcspn(v, "\n");
+	if (n >= sizeof(line))
+		return -EINVAL;
+	memcpy(line, v, n);
+	line[n] = '\0';
+	return cpuset_parse_list(line, ret) < 0 ? -EINVAL : 0;
+}
+
+/* Uid's value: the real one, the first of four. */
+static int parse_uid(const char *v, uid_t *ret)
+{
+	unsigned long long u;
+	char *end;
+
+	if (!v || *v < '0' || *v > '9')
+		return -EINVAL;
+	errno = 0;
+	u = strtoull(v, &end, 10);
+	if (errno || u >= UINT32_MAX ||
+	    (*end != '\t' && *end != ' ' && *end != '\n' && *end))
+		return -EINVAL;
+	*ret = (uid_t)u;
+	return 0;
+}
+
 /*
  * .../status (excerpt):
  *   Uid:	1000	1000	1000	1000
@@ -117,36 +150,12 @@ const char *procfs_status_field(const char *buf, const char *key)
 int procfs_parse_status(const char *buf, struct cpuset *ret_hard,
 			uid_t *ret_uid)
 {
-	char line[CPUSET_LIST_BUFSZ];
-	const char *v;
-	size_t n;
-
-	if (ret_hard) {
-		v = procfs_status_field(buf, "Cpus_allowed_list");
-		if (!v)
-			return -EINVAL;
-		n = strcspn(v, "\n");
-		if (n >= sizeof(line))
-			return -EINVAL;
-		memcpy(line, v, n);
-		line[n] = '\0';
-		if (cpuset_parse_list(line, ret_hard) < 0)
-			return -EINVAL;
-	}
-	if (ret_uid) {
-		unsigned long long u;
-		char *end;
-
-		v = procfs_status_field(buf, "Uid");
-		if (!v || *v < '0' || *v > '9')
-			return -EINVAL;
-		errno = 0;
-		u = strtoull(v, &end, 10);
-		if (errno || u >= UINT32_MAX ||
-		    (*end != '\t' && *end != ' ' && *end != '\n' && *end))
-			return -EINVAL;
-		*ret_uid = (uid_t)u;
-	}
+	if (ret_hard &&
+	    parse_hard(procfs_status_field(buf, "Cpus_allowed_list"),
+		       ret_hard) < 0)
+		return -EINVAL;
+	if (ret_uid && parse_uid(procfs_status_field(buf, "Uid"), ret_uid) < 0)
+		return -EINVAL;
 	return 0;
 }
 
@@ -193,11 +202,27 @@ void procfs_flatten_cmdline(char *buf, size_t len)
 
 int procfs_open_pid(const char *proc, int pid)
 {
+	return procfs_open_pid_at(-1, proc, pid);
+}
+
+/*
+ * O_PATH: the fd is only ever the base of the *at() calls below (and
+ * pins the process all the same); nothing reads the directory itself,
+ * so it need not be opened for reading.
+ */
+int procfs_open_pid_at(int procfd, const char *proc, int pid)
+{
 	char path[PATH_MAX];
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%d", proc, pid);
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (procfd >= 0) {
+		/* One name to look up rather than the whole path. */
+		snprintf(path, sizeof(path), "%d", pid);
+		fd = openat(procfd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		snprintf(path, sizeof(path), "%s/%d", proc, pid);
+		fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
 	return fd < 0 ? -errno : fd;
 }
 
@@ -243,27 +268,130 @@ int procfs_read_status(int pfd, int tid, struct cpuset *ret_hard,
 	return procfs_parse_status(buf, ret_hard, ret_uid);
 }
 
+/* A Cpus_preferred_source or _ratio_source value. */
+static enum pref_source parse_pref_source(const char *v, bool ratio)
+{
+	static const struct {
+		const char *word;
+		enum pref_source src;
+	} words[] = {
+		{"thread", PREF_SRC_THREAD},
+		{"process", PREF_SRC_PROCESS},
+		{"cgroup", PREF_SRC_CGROUP},
+	};
+	size_t n;
+
+	if (!v)
+		return PREF_SRC_UNKNOWN;
+	n = strcspn(v, "\n");
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (strlen(words[i].word) == n && !strncmp(v, words[i].word, n))
+			return words[i].src;
+	if ((ratio && n == 7 && !strncmp(v, "default", n)) ||
+	    (!ratio && n == 4 && !strncmp(v, "none", n)))
+		return PREF_SRC_NONE;
+	return PREF_SRC_UNKNOWN;
+}
+
+/* Cpus_preferred_ratio: "ALLOWED:PREFERRED", each side 1 or more. */
+static bool parse_ratio_in_force(const char *v, unsigned int *ret_allowed,
+				 unsigned int *ret_preferred)
+{
+	unsigned long long a, p;
+	char *end;
+
+	if (!v || *v < '0' || *v > '9')
+		return false;
+	errno = 0;
+	a = strtoull(v, &end, 10);
+	if (errno || *end != ':' || end[1] < '0' || end[1] > '9')
+		return false;
+	p = strtoull(end + 1, &end, 10);
+	if (errno || (*end != '\n' && *end) || !a || !p || a > UINT_MAX ||
+	    p > UINT_MAX)
+		return false;
+	*ret_allowed = (unsigned int)a;
+	*ret_preferred = (unsigned int)p;
+	return true;
+}
+
+/* A status key: the name before the colon, and its length. */
+struct status_key {
+	const char *name;
+	size_t len;
+};
+#define STATUS_KEY(s) {s, sizeof(s) - 1}
+
+/*
+ * The values of keys[0..n) into vals (NULL: not there), as
+ * procfs_status_field() finds each, in one pass over buf: status has
+ * some sixty lines, and a pass per key was the most of its parse.
+ */
+static void status_fields(const char *buf, const struct status_key *keys,
+			  const char **vals, size_t n)
+{
+	size_t left = n;
+
+	for (size_t i = 0; i < n; i++)
+		vals[i] = NULL;
+	for (const char *p = buf; p && *p && left;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		const char *colon = memchr(p, ':', len);
+		size_t klen = colon ? (size_t)(colon - p) : 0;
+
+		for (size_t i = 0; colon && i < n; i++) {
+			const char *v = colon + 1;
+
+			if (vals[i] || keys[i].len != klen ||
+			    memcmp(p, keys[i].name, klen))
+				continue;
+			while (*v == '\t' || *v == ' ')
+				v++;
+			vals[i] = v;
+			left--;
+			break;
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+}
+
 int procfs_parse_pstatus(const char *buf, struct pstatus *ret)
 {
+	enum { HARD, UID, STATE, THREADS, SRC, RATIO, RATIO_SRC, NKEYS };
+	static const struct status_key keys[NKEYS] = {
+		[HARD] = STATUS_KEY("Cpus_allowed_list"),
+		[UID] = STATUS_KEY("Uid"),
+		[STATE] = STATUS_KEY("State"),
+		[THREADS] = STATUS_KEY("Threads"),
+		[SRC] = STATUS_KEY("Cpus_preferred_source"),
+		[RATIO] = STATUS_KEY("Cpus_preferred_ratio"),
+		[RATIO_SRC] = STATUS_KEY("Cpus_preferred_ratio_source"),
+	};
+	const char *v[NKEYS];
 	unsigned long n;
-	const char *v;
 	char *end;
-	int r;
 
-	r = procfs_parse_status(buf, &ret->hard, &ret->uid);
-	if (r < 0)
-		return r;
+	status_fields(buf, keys, v, NKEYS);
+	if (parse_hard(v[HARD], &ret->hard) < 0 ||
+	    parse_uid(v[UID], &ret->uid) < 0)
+		return -EINVAL;
 	/* Unknown (0) rather than an error: only a shortcut depends on them. */
-	v = procfs_status_field(buf, "State");
-	ret->state = v && *v != '\n' ? *v : 0;
+	ret->state = v[STATE] && *v[STATE] != '\n' ? *v[STATE] : 0;
 	ret->threads = 0;
-	v = procfs_status_field(buf, "Threads");
-	if (v && *v >= '0' && *v <= '9') {
+	if (v[THREADS] && *v[THREADS] >= '0' && *v[THREADS] <= '9') {
 		errno = 0;
-		n = strtoul(v, &end, 10);
+		n = strtoul(v[THREADS], &end, 10);
 		if (!errno && n <= UINT_MAX && (*end == '\n' || !*end))
 			ret->threads = (unsigned int)n;
 	}
+	ret->mask_src = parse_pref_source(v[SRC], false);
+	ret->ratio_src = parse_pref_source(v[RATIO_SRC], true);
+	ret->ratio_allowed = ret->ratio_preferred = 0;
+	/* The ratio shown is what the source says only if both parse. */
+	if (!parse_ratio_in_force(v[RATIO], &ret->ratio_allowed,
+				  &ret->ratio_preferred))
+		ret->ratio_src = PREF_SRC_UNKNOWN;
 	return 0;
 }
 

@@ -44,9 +44,26 @@ void procfs_flatten_cmdline(char *buf, size_t len);
  * tid 0 means the process itself.  They return -errno and do not log.
  */
 int procfs_open_pid(const char *proc, int pid);
+/* The same through procfd, proc opened (O_PATH will do); -1: by path. */
+int procfs_open_pid_at(int procfd, const char *proc, int pid);
 int procfs_read_stat(int pfd, int tid, struct pstat *ret);
 int procfs_read_status(int pfd, int tid, struct cpuset *ret_hard,
 		       uid_t *ret_uid);
+
+/*
+ * The level of a thread's soft affinity that applies, as status names
+ * it: Cpus_preferred_source (thread, process, cgroup or none) and
+ * Cpus_preferred_ratio_source (the same, default for none).  The first
+ * level that does not inherit decides, thread, then process, then
+ * cgroup; none: that level says "none", or every level inherits.
+ */
+enum pref_source {
+	PREF_SRC_UNKNOWN, /* not shown, or not a word we know */
+	PREF_SRC_NONE,
+	PREF_SRC_THREAD,
+	PREF_SRC_PROCESS,
+	PREF_SRC_CGROUP,
+};
 
 /* What the manager takes from a process's status, in one read. */
 struct pstatus {
@@ -54,6 +71,10 @@ struct pstatus {
 	uid_t uid;	      /* the real one */
 	unsigned int threads; /* Threads:, 0 if not shown */
 	char state;	      /* State: of the main thread, 0 if not shown */
+	/* Of the main thread; UNKNOWN on a kernel that does not show it. */
+	enum pref_source mask_src, ratio_src;
+	/* Cpus_preferred_ratio, the ratio in force; 0:0 if not shown. */
+	unsigned int ratio_allowed, ratio_preferred;
 };
 
 /* Pure: 0 or -EINVAL (no Cpus_allowed_list or Uid line). */

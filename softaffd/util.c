@@ -33,6 +33,69 @@ ssize_t read_file(const char *path, char *buf, size_t size)
 	return read_file_at(AT_FDCWD, path, buf, size);
 }
 
+/* The plug in place, if any (the daemon has one thread). */
+static struct fd_plug *fd_plugged;
+
+/* Close fds[0..n), sorted, a run of consecutive numbers a call. */
+static void close_sorted(const int *fds, unsigned int n)
+{
+	unsigned int i = 0;
+
+	while (i < n) {
+		unsigned int j = i;
+
+		while (j + 1 < n && fds[j + 1] == fds[j] + 1)
+			j++;
+		/*
+		 * Every number of the run is ours, so close_range() closes
+		 * nothing else.  A kernel or a seccomp filter without it:
+		 * one by one.
+		 */
+		if (j == i || close_range((unsigned int)fds[i],
+					  (unsigned int)fds[j], 0) < 0)
+			for (unsigned int k = i; k <= j; k++)
+				close(fds[k]);
+		i = j + 1;
+	}
+}
+
+static void plug_flush(struct fd_plug *p)
+{
+	qsort(p->fds, p->n, sizeof(p->fds[0]), cmp_int);
+	close_sorted(p->fds, p->n);
+	p->n = 0;
+}
+
+void fd_plug(struct fd_plug *p, bool writes)
+{
+	p->n = 0;
+	p->writes = writes;
+	if (!fd_plugged)
+		fd_plugged = p;
+}
+
+void fd_unplug(struct fd_plug *p)
+{
+	plug_flush(p);
+	if (fd_plugged == p)
+		fd_plugged = NULL;
+}
+
+void fd_close_later(int fd)
+{
+	struct fd_plug *p = fd_plugged;
+
+	if (fd < 0)
+		return;
+	if (!p) {
+		close(fd);
+		return;
+	}
+	if (p->n == FD_PLUG_MAX)
+		plug_flush(p);
+	p->fds[p->n++] = fd;
+}
+
 /* record: the file is one record (read_record_at()). */
 static ssize_t read_file_flags(int dfd, const char *path, int flags,
 			       bool record, char *buf, size_t size)
@@ -65,7 +128,7 @@ static ssize_t read_file_flags(int dfd, const char *path, int flags,
 		if (record && (size_t)n < want)
 			break;
 	}
-	close(fd);
+	fd_close_later(fd);
 	buf[off] = '\0';
 	return (ssize_t)off;
 }
@@ -109,6 +172,10 @@ static int write_file_flags(int dfd, const char *path, int flags,
 		r = -errno;
 	else if ((size_t)n != len)
 		r = -EIO;
+	if (fd_plugged && fd_plugged->writes) {
+		fd_close_later(fd);
+		return r;
+	}
 	if (close(fd) < 0 && !r && errno != EINTR)
 		r = -errno;
 	return r;

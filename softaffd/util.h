@@ -43,6 +43,31 @@ ssize_t read_file_at(int dfd, const char *path, char *buf, size_t size);
  * many records (/proc/schedstat), whose reads stop at a page.
  */
 ssize_t read_record_at(int dfd, const char *path, char *buf, size_t size);
+/*
+ * Closes put off, as the block layer plugs I/O: a read of a /proc file
+ * is an open, a read and a close, and on a host where a system call
+ * costs a microsecond the close is a third of it.  While a plug is in
+ * place, the readers above leave the fds they are done with to it, and
+ * fd_unplug() closes them all, a close_range(2) per run of consecutive
+ * numbers (fds are handed out lowest first, so mostly one).  Nothing
+ * depends on when a read-only fd is closed.  A write's fd is left to
+ * it only if the plug says writes: close(2) may report a write's error
+ * on some file systems, not on procfs or cgroupfs, whose writes fail
+ * in write(2) or not at all.  One plug at a time: while one is in
+ * place, another does not take over.  When FD_PLUG_MAX are waiting
+ * they are closed there and then.
+ */
+#define FD_PLUG_MAX 32
+struct fd_plug {
+	int fds[FD_PLUG_MAX];
+	unsigned int n;
+	bool writes; /* the writers' below too */
+};
+void fd_plug(struct fd_plug *p, bool writes);
+void fd_unplug(struct fd_plug *p);
+/* Close fd when the plug in place is taken away (now if none). */
+void fd_close_later(int fd);
+
 /* Write data with a single write(2), as procfs expects.  0 or -errno. */
 int write_file(const char *path, const char *data, size_t len);
 int write_file_at(int dfd, const char *path, const char *data, size_t len);

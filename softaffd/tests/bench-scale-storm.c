@@ -397,10 +397,11 @@ static void storm_run(struct storm *x, unsigned int rate, unsigned int secs)
  * backlog was there, so the next should open as soon as its second
  * began).
  *
- * B is 200 ms less 5%: the budget is charged in whole milliseconds of
- * now_ms() per slice of at most SLICE_MS, which can take up to a
- * millisecond a slice more than the work (and as much less, on average
- * as much as it takes); the least work a full window did is reported.
+ * B is 200 ms less 5%: the budget is charged to the nanosecond, but a
+ * slice's deadline and what budget_left() grants are whole milliseconds
+ * of now_ms(), so a slice of at most SLICE_MS can end up to a
+ * millisecond before it was due; the least work a full window did is
+ * reported.
  */
 static void storm_report(const char *key, unsigned int secs,
 			 const struct storm *x)

@@ -161,7 +161,7 @@ function storm(k, what) {
 	    sprintf("%.1f ms/s CPU", v[k "_mark_cpu_ms_per_s"]),
 	    pf(v[k "_mark_cpu_ms_per_s"] <= 100))
 	row(what ": wait from mark to evaluation",
-	    "softaffd(8): <= 1 s while the work ahead fits a second'"'"'s " budget " ms, else <= ceil(work ahead / " budget " ms) s; checked in budget windows, with 5% for the budget'"'"'s whole-ms charging",
+	    "softaffd(8): <= 1 s while the work ahead fits a second'"'"'s " budget " ms, else <= ceil(work ahead / " budget " ms) s; checked in budget windows, with 5% for the slices'"'"' whole-ms deadlines",
 	    sprintf("max %.2f s, p99 %.2f s, p50 %.2f s (up to %d waiting); %d over in windows, %d never reached. In seconds %d over, closest: %.2f s against %.0f s (%.0f ms of work ahead); windows opened %.0f ms late on average (max %d ms), the least work in a full window %.0f ms; events read up to %.0f ms late",
 		    v[k "_wait_max_ms"] / 1000, v[k "_wait_p99_ms"] / 1000,
 		    v[k "_wait_p50_ms"] / 1000, v[k "_waiting_max"],

@@ -63,6 +63,12 @@ int main(void)
 	    "fork of a managed process: booked at the event, read later");
 	RUN(test_manager_exec_one_thread,
 	    "exec: a status of one thread spares the listing of task/");
+	RUN(test_fd_plug, "closes put off to a plug's end, writes if it says");
+	RUN(test_status_prefs, "status in one pass: the preference sources");
+	RUN(test_exec_status_hints,
+	    "exec: the ratio and the leader's mask as status tells them");
+	RUN(test_exec_status_stale,
+	    "what status told is past once we write the level");
 	RUN(test_aff_decide, "claims: adopt, new thread, ours; restore");
 	RUN(test_manager_hand, "hand-set masks: kept, listed, exec, re-adopt");
 	RUN(test_manager_slices, "scans in slices; LIGHT, ATTRS, NEW kinds");

@@ -95,6 +95,11 @@ void put_proc(const char *rel, const char *content);
 const char *get_at(const char *root, const char *rel);
 bool xattr_ok(const char *dir);
 
+/* unit-exec.c */
+void test_fd_plug(void);
+void test_status_prefs(void);
+void test_exec_status_hints(void);
+void test_exec_status_stale(void);
 /* unit-affinity.c */
 void test_softness_actuator(void);
 void test_affinity(void);
