@@ -324,6 +324,12 @@ int main(int argc, char **argv)
 	if (!rate || !secs)
 		die("--storm-rate and --storm-seconds must be > 0");
 
+	/*
+	 * As systemd starts the daemon: nothing open but stdio.  An fd
+	 * inherited from the shell would sit among the ones an evaluation
+	 * opens and split their batched close in two.
+	 */
+	close_range(3, ~0U, 0);
 	/* As main.c starts the daemon: its log level, its roots. */
 	log_init(LOG_INFO);
 	snprintf(roots.proc, sizeof(roots.proc), "%s/proc", dir);
