@@ -39,18 +39,6 @@ static int copy_word(const char *v, char *buf, size_t size)
 	return 0;
 }
 
-/* The first line of a status value into buf. */
-static int copy_line(const char *v, char *buf, size_t size)
-{
-	size_t n = strcspn(v, "\n");
-
-	if (n >= size)
-		return -EINVAL;
-	memcpy(buf, v, n);
-	buf[n] = '\0';
-	return 0;
-}
-
 /*
  * <proc>/PID/status (excerpt, patched kernel, ABI v4):
  *   Tgid:	1234
@@ -72,10 +60,10 @@ int pref_parse_status(const char *buf, struct pref_task *ret)
 	rsrc = procfs_status_field(buf, "Cpus_preferred_ratio_source");
 	if (!list || !src || !ratio || !rsrc)
 		return -ENOTSUP;
-	if (copy_line(list, line, sizeof(line)) < 0 ||
+	if (procfs_value_line(list, line, sizeof(line)) < 0 ||
 	    cpuset_parse_list(line, &ret->cpus) < 0 ||
 	    copy_word(src, ret->source, sizeof(ret->source)) < 0 ||
-	    copy_line(ratio, line, sizeof(line)) < 0 ||
+	    procfs_value_line(ratio, line, sizeof(line)) < 0 ||
 	    ratio_req_parse(line, &ret->ratio) < 0 ||
 	    ret->ratio.state != REQ_SET ||
 	    copy_word(rsrc, ret->ratio_source, sizeof(ret->ratio_source)) < 0)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "procfs.h"
+#include "ratio.h"
 #include "util.h"
 
 /*
@@ -108,19 +109,24 @@ const char *procfs_status_field(const char *buf, const char *key)
 	return NULL;
 }
 
+int procfs_value_line(const char *v, char *buf, size_t size)
+{
+	size_t n = strcspn(v, "\n");
+
+	if (n >= size)
+		return -EINVAL;
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	return 0;
+}
+
 /* Cpus_allowed_list's value (up to its line's end) as a set. */
 static int parse_hard(const char *v, struct cpuset *ret)
 {
 	char line[CPUSET_LIST_BUFSZ];
-	size_t n;
 
-	if (!v)
+	if (!v || procfs_value_line(v, line, sizeof(line)) < 0)
 		return -EINVAL;
-	n = strcspn(v, "\n");
-	if (n >= sizeof(line))
-		return -EINVAL;
-	memcpy(line, v, n);
-	line[n] = '\0';
 	return cpuset_parse_list(line, ret) < 0 ? -EINVAL : 0;
 }
 
@@ -293,25 +299,18 @@ static enum pref_source parse_pref_source(const char *v, bool ratio)
 	return PREF_SRC_UNKNOWN;
 }
 
-/* Cpus_preferred_ratio: "ALLOWED:PREFERRED", each side 1 or more. */
+/* Cpus_preferred_ratio: "ALLOWED:PREFERRED", as the ratio files read. */
 static bool parse_ratio_in_force(const char *v, unsigned int *ret_allowed,
 				 unsigned int *ret_preferred)
 {
-	unsigned long long a, p;
-	char *end;
+	char line[32];
+	struct ratio_req r;
 
-	if (!v || *v < '0' || *v > '9')
+	if (!v || procfs_value_line(v, line, sizeof(line)) < 0 ||
+	    ratio_req_parse(line, &r) < 0 || r.state != REQ_SET)
 		return false;
-	errno = 0;
-	a = strtoull(v, &end, 10);
-	if (errno || *end != ':' || end[1] < '0' || end[1] > '9')
-		return false;
-	p = strtoull(end + 1, &end, 10);
-	if (errno || (*end != '\n' && *end) || !a || !p || a > UINT_MAX ||
-	    p > UINT_MAX)
-		return false;
-	*ret_allowed = (unsigned int)a;
-	*ret_preferred = (unsigned int)p;
+	*ret_allowed = r.value.allowed;
+	*ret_preferred = r.value.preferred;
 	return true;
 }
 

@@ -27,6 +27,8 @@ struct pstat {
  * skipped, up to the line's end), or NULL.  Also used by softaff(1).
  */
 const char *procfs_status_field(const char *buf, const char *key);
+/* A status value's first line into buf.  0 or -EINVAL (too long). */
+int procfs_value_line(const char *v, char *buf, size_t size);
 /* Pure parsers: 0 or -EINVAL.  buf is NUL terminated. */
 int procfs_parse_stat(const char *buf, struct pstat *ret);
 /* Cpus_allowed_list (hard mask) and real Uid from .../status. */
