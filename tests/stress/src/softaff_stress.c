@@ -1840,6 +1840,26 @@ static pid_t owned_pid;
 static struct mreq own_proc_req;	/* the process's mask request */
 static struct rreq own_proc_ratio;	/* the process's ratio request */
 
+/*
+ * Give the calling thread exactly @set as its hard mask.  In the top
+ * cpuset, sched_setaffinity() keeps only the CPUs online at the time
+ * (cpuset_cpus_allowed()) and hotplug never widens the mask again, and
+ * stress-ng takes CPUs offline from before we start: try again until a
+ * call finds every CPU of @set online.
+ */
+static void set_hard_exactly(const cpu_set_t *set)
+{
+	cpu_set_t got;
+
+	for (;;) {
+		if (sched_setaffinity(0, sizeof(*set), set) == 0 &&
+		    sched_getaffinity(0, sizeof(got), &got) == 0 &&
+		    CPU_EQUAL(&got, set))
+			return;
+		sleep_us(10000);
+	}
+}
+
 static void *owned_narrow(void *arg)
 {
 	cpu_set_t set;
@@ -1847,7 +1867,7 @@ static void *owned_narrow(void *arg)
 	CPU_ZERO(&set);
 	CPU_SET(0, &set);
 	CPU_SET(1, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	set_hard_exactly(&set);
 	return tgt_spin(arg);
 }
 
@@ -1885,7 +1905,7 @@ static pid_t start_owned(void)
 		CPU_ZERO(&set);
 		for (i = 0; i < ncpus; i++)
 			CPU_SET(i, &set);
-		sched_setaffinity(0, sizeof(set), &set);
+		set_hard_exactly(&set);
 		pthread_create(&t, NULL, owned_narrow, (void *)(uintptr_t)seed);
 		for (;;)
 			pause();
@@ -2027,8 +2047,11 @@ static void *owner(void *arg)
 	if (owned_pid <= 0)
 		return NULL;
 	memset(o, 0, sizeof(o));
-	/* Wait for the second thread and its narrow hard mask. */
-	for (i = 0; i < 500; i++) {
+	/*
+	 * Wait for the second thread and its narrow hard mask: for as long
+	 * as stress-ng's hotplug may keep CPU 1 offline (set_hard_exactly()).
+	 */
+	for (i = 0; i < 3000; i++) {
 		struct view v;
 
 		n = list_tids(owned_pid, tids, 4);
@@ -2044,8 +2067,8 @@ static void *owner(void *arg)
 		}
 		sleep_us(10000);
 	}
-	if (i == 500) {
-		violation("owned process did not start");
+	if (i == 3000) {
+		violation("owned process did not start in 30 s");
 		return NULL;
 	}
 	o[0].tid = owned_pid;
@@ -2570,7 +2593,7 @@ int main(int argc, char **argv)
 
 	t0 = now();
 	start_targets(ntgt);
-	/* Before hotplug starts: its hard masks are all CPUs and 0-1. */
+	/* Its hard masks are all CPUs and 0-1, whatever is offline now. */
 	owned_pid = start_owned();
 	if (pcg[0])
 		cgown_pid = start_cgown();
