@@ -27,6 +27,10 @@
  * (p->pi_lock taken irqsave), so a call is one stretch of one vCPU.
  * "open" counts calls whose return was not seen (a tail call out),
  * left out of the figures.
+ *
+ * profile=1 adds, after each phase line, "prof N PC INSNS" for every
+ * translated block that ran inside the calls: where they spend their
+ * instructions, by block address (the host names the functions).
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -92,13 +96,30 @@ static uint64_t calls, sum, maxv, open_calls;
 static uint64_t total_before;	/* every vCPU's instructions at the last mark */
 static unsigned int phase;
 
+/*
+ * A translated block, for the profile (profile=1): the instructions it
+ * ran inside calls this phase.  QEMU may translate a block again; the
+ * host adds up the entries of one address.
+ */
+struct block {
+	uint64_t pc;
+	uint64_t n;		/* its instructions */
+	uint64_t in_calls;	/* instructions run inside calls, this phase */
+	struct block *next;
+};
+
+static bool profile;
+static struct block *blocks;	/* every block translated, under lock */
+
 static void on_block(unsigned int vcpu, void *udata)
 {
 	struct vcpu *v = &vcpus[vcpu % MAX_VCPUS];
+	struct block *b = udata;
 
 	/* only this vCPU's thread writes it; on_mark reads it from another */
-	__atomic_store_n(&v->insns, v->insns + (uintptr_t)udata,
-			 __ATOMIC_RELAXED);
+	__atomic_store_n(&v->insns, v->insns + b->n, __ATOMIC_RELAXED);
+	if (profile && v->in_call)
+		__atomic_add_fetch(&b->in_calls, b->n, __ATOMIC_RELAXED);
 }
 
 static void on_entry(unsigned int vcpu, void *udata)
@@ -164,6 +185,14 @@ static void on_mark(unsigned int vcpu, void *udata)
 		percentile(50), percentile(90), percentile(99), maxv,
 		open_calls, total - total_before);
 	total_before = total;
+	for (struct block *b = blocks; profile && b; b = b->next) {
+		uint64_t in = __atomic_exchange_n(&b->in_calls, 0,
+						  __ATOMIC_RELAXED);
+
+		if (in)
+			fprintf(out, "prof %u %" PRIx64 " %" PRIu64 "\n",
+				phase - 1, b->pc, in);
+	}
 	fflush(out);
 	memset(hist, 0, HIST_MAX * sizeof(*hist));
 	calls = sum = maxv = open_calls = 0;
@@ -197,8 +226,18 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	if (pc == mark)
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_mark,
 						     QEMU_PLUGIN_CB_NO_REGS, NULL);
+	struct block *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		abort();
+	b->pc = pc;
+	b->n = n;
+	pthread_mutex_lock(&lock);
+	b->next = blocks;
+	blocks = b;
+	pthread_mutex_unlock(&lock);
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_NO_REGS,
-					     (void *)(uintptr_t)n);
+					     b);
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		uint64_t a = qemu_plugin_insn_vaddr(insn);
@@ -237,6 +276,8 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 	for (int i = 0; i < argc; i++) {
 		if (!strncmp(argv[i], "out=", 4))
 			path = argv[i] + 4;
+		else if (!strcmp(argv[i], "profile=1"))
+			profile = true;
 		else if (!arg_hex(argv[i], "entry", &entry) &&
 			 !arg_hex(argv[i], "end", &end) &&
 			 !arg_hex(argv[i], "mark", &mark)) {
