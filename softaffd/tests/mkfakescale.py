@@ -318,6 +318,12 @@ def make_thread(d, tid, comm, start, kflag, pdir):
         os.link(pdir + "/" + f, d + "/" + f)
 
 
+# Every cgroup a process is in; /sys/fs/cgroup has each, as on a host, so
+# that the daemon's container check at exec finds the directories it
+# asks for their mark (none is marked) instead of failing at fs/.
+CGROUPS = set()
+
+
 def make_proc(pdir, pid, kind, n, comm, cmd, exe, uid, ppid=1):
     """A process with n threads (tids pid..pid+n-1) at pdir."""
     start = 1000 + pid
@@ -331,8 +337,10 @@ def make_proc(pdir, pid, kind, n, comm, cmd, exe, uid, ppid=1):
                                     pid % a.cpus))
     write(pdir + "/status", status)
     write(pdir + "/cmdline", cmd)
-    write(pdir + "/cgroup", "0::/system.slice/%s.service\n" % comm.split("-")[0]
-          if kind != "kthread" else "0::/\n")
+    cgroup = ("/system.slice/%s.service" % comm.split("-")[0]
+              if kind != "kthread" else "/")
+    write(pdir + "/cgroup", "0::%s\n" % cgroup)
+    CGROUPS.add(cgroup)
     write(pdir + "/soft_affinity_list", "\n")
     write(pdir + "/soft_affinity_ratio", "\n")
     write(pdir + "/schedstat", "123456789 2345678 100\n")
@@ -408,7 +416,9 @@ for i in range(a.spare):
         pid += 1
 write(os.path.join(SPARE, "manifest"), "".join(spare))
 
-# ---- /sys: nodes of --cpus / --nodes CPUs each ----
+# ---- /sys: the cgroups, and nodes of --cpus / --nodes CPUs each ----
+for cg in CGROUPS:
+    os.makedirs(SYS + "/fs/cgroup" + cg, exist_ok=True)
 per = a.cpus // a.nodes
 cpudir = SYS + "/devices/system/cpu"
 os.makedirs(cpudir, exist_ok=True)
