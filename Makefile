@@ -16,6 +16,7 @@ KCONFIG ?= normal
 export PATCHES KCONFIG
 
 .PHONY: all deps kernel image softaffd run vm-exec test test-host test-guest \
+	check-layers \
 	bench stress fuzz deb install uninstall clean distclean help
 
 all: kernel image softaffd
@@ -55,6 +56,11 @@ test-host: deps
 
 test-guest: deps
 	@SKIP_HOST=1 tests/run-all $(T)
+
+# softaffd's includes against its layers; "make test" runs it too (in
+# softaffd's "make check").
+check-layers:
+	@$(MAKE) -s -C softaffd check-layers
 
 bench: all
 	@tests/bench/run-bench

@@ -50,10 +50,10 @@ tap_unit() {
 # DIR, where a crash's input goes too); one TAP line.
 tap_fuzz() {
 	mkdir -p "$3/corpus-$1"
-	LSAN_OPTIONS=suppressions=$HERE/fuzz/lsan.supp \
+	LSAN_OPTIONS=suppressions=$HERE/tests/fuzz/lsan.supp \
 	"$HERE/$B/$1" -max_total_time="$2" -max_len=4096 -print_final_stats=1 \
 		-artifact_prefix="$3/" \
-		"$3/corpus-$1" "$HERE/fuzz/corpus/$1" > "$3/fuzz-$1.log" 2>&1
+		"$3/corpus-$1" "$HERE/tests/fuzz/corpus/$1" > "$3/fuzz-$1.log" 2>&1
 	fuzz_rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$3/fuzz-$1.log")
 	if [ $fuzz_rc = 0 ]; then

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The manager's lifetime, its tables of processes (managed ones, and
+ * those that matched no rule), its per-rule state and what it tells the
+ * daemon.  How an event travels through it: manager-internal.h.
+ *
+ * Ownership of masks: the first pass over a process (at start, when it
+ * appears, after exec) adopts it.  threads = "all": its process level
+ * (/proc/PID/soft_affinity_list, which every thread shares) is taken,
+ * what it read kept for restore, and it stays ours while it reads what
+ * we wrote; a thread's own request, which comes first, is the thread's
+ * (hand-set).  threads = "main": the main thread's own request, ours
+ * while it reads the mask we set.  A request someone else changes after
+ * us is hand-managed and left alone, until the process execs or the
+ * admin asks for re-adoption (SIGUSR1).  Restoring only touches what is
+ * still ours: the process level gets back what it had, a thread
+ * "inherit".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "manager-internal.h"
+
+/* Call the tick hook every this many items of a batch (threads, pids). */
+#define MGR_TICK_EVERY 64
+
+struct managed *mgr_lookup(const struct mgr *m, int pid)
+{
+	return as_managed(pidtable_lookup(&m->procs, pid));
+}
+
+struct other *mgr_other_lookup(const struct mgr *m, int pid)
+{
+	return (struct other *)pidtable_lookup(&m->others, pid);
+}
+
+void mgr_tick(struct mgr *m, unsigned long i)
+{
+	if (m->hooks.tick && i % MGR_TICK_EVERY == MGR_TICK_EVERY - 1)
+		m->hooks.tick(m->hooks.userdata);
+}
+
+void mgr_set_tick(struct mgr *m, void (*tick)(void *userdata),
+		  void *userdata)
+{
+	m->hooks.tick = tick;
+	m->hooks.userdata = userdata;
+}
+
+/* Lines about one process of rule: rate-limited (rulelog.h). */
+int mgr_rule_prio(struct mgr *m, unsigned int rule)
+{
+	return rule_log_info(&m->rules[rule].log, m->cfg->rules[rule].name,
+			     now_ms());
+}
+
+int mgr_warn_prio(struct mgr *m, unsigned int rule, enum rule_warn kind)
+{
+	return rule_log_warn(&m->rules[rule].log, m->cfg->rules[rule].name,
+			     kind, now_ms());
+}
+
+void mgr_flush_logs(struct mgr *m, uint64_t now)
+{
+	for (unsigned int r = 0; r < m->cfg->nrules; r++)
+		rule_log_flush(&m->rules[r].log, m->cfg->rules[r].name, now);
+}
+
+/* ---- processes that matched no rule ---- */
+
+struct other *mgr_other_add(struct mgr *m, int pid)
+{
+	struct other *o = mgr_other_lookup(m, pid);
+
+	if (!o) {
+		o = calloc(1, sizeof(*o));
+		if (!o)
+			return NULL; /* it is only a cache */
+		o->node.pid = pid;
+		pidtable_add(&m->others, &o->node);
+	}
+	o->seen = m->gen;
+	return o;
+}
+
+void mgr_other_del(struct mgr *m, int pid)
+{
+	struct pidnode *n = pidtable_lookup(&m->others, pid);
+
+	if (n) {
+		pidtable_del(&m->others, n);
+		free(n);
+	}
+}
+
+/* ---- managed processes ---- */
+
+struct managed *mgr_insert(struct mgr *m, int pid, uint64_t starttime,
+			   const char *comm, unsigned int rule)
+{
+	struct managed *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	e->node.pid = pid;
+	e->starttime = starttime;
+	snprintf(e->comm, sizeof(e->comm), "%s", comm);
+	e->rule = rule;
+	e->seen = m->gen;
+	pidtable_add(&m->procs, &e->node);
+	m->rules[rule].nprocs++;
+	mgr_other_del(m, pid);
+	return e;
+}
+
+bool mgr_same_process(struct mgr *m, struct managed *e, const struct pstat *st)
+{
+	if (!e->starttime) {
+		/*
+		 * Booked at its fork event, read now for the first time.
+		 * While the parent it was forked from is managed, the
+		 * process at the pid is that child only if it is the
+		 * parent's; once the parent is gone, the child is another
+		 * process's (reparented) and nothing tells it from a pid
+		 * reused after a lost exit event.
+		 */
+		if (st->ppid != e->parent && mgr_lookup(m, e->parent))
+			return false;
+		e->starttime = st->starttime;
+	}
+	return e->starttime == st->starttime;
+}
+
+void mgr_hand_note(struct mgr *m, const struct managed *e, bool was)
+{
+	bool now = managed_hand(e);
+
+	if (now && !was)
+		m->nhand_procs++;
+	else if (was && !now)
+		m->nhand_procs--;
+}
+
+void mgr_walk_free(struct managed *e)
+{
+	if (e->walk)
+		free(e->walk->tids);
+	free(e->walk);
+	e->walk = NULL;
+}
+
+void mgr_drop(struct mgr *m, struct managed *e)
+{
+	if (managed_hand(e))
+		m->nhand_procs--;
+	free(e->ts);
+	mgr_walk_free(e);
+	owned_clear(&e->own);
+	pidtable_del(&m->procs, &e->node);
+	m->rules[e->rule].nprocs--;
+	free(e);
+}
+
+/* ---- per rule ---- */
+
+/* The ratio a rule starts with: adaptive ones start hard. */
+static struct ratio initial_ratio(const struct config *cfg,
+				  const struct rule *r)
+{
+	return r->softness.kind == SOFT_ADAPTIVE ? cfg->hardest
+						 : r->softness.fixed;
+}
+
+struct mgr_rule *mgr_rules_new(const struct config *cfg,
+			       const struct config *old,
+			       const struct mgr_rule *old_rules)
+{
+	struct mgr_rule *rules = calloc(cfg->nrules ? cfg->nrules : 1,
+					sizeof(*rules));
+
+	if (!rules)
+		return NULL;
+	for (unsigned int i = 0; i < cfg->nrules; i++) {
+		const struct rule *r = &cfg->rules[i];
+		struct mgr_rule *mr = &rules[i];
+
+		mr->st.ratio = initial_ratio(cfg, r);
+		mr->st.cg_mode = rule_acts_on_cgroup(r);
+		/* An adaptive ratio does not start over on reload. */
+		for (unsigned int j = 0; old && j < old->nrules; j++) {
+			if (!rule_equal(r, &old->rules[j]))
+				continue;
+			*mr = old_rules[j];
+			mr->nprocs = 0; /* counted again by the reload */
+			mr->einval_warned = false;
+			memset(&mr->log, 0, sizeof(mr->log));
+		}
+	}
+	return rules;
+}
+
+struct rule_state *mgr_rule_state(struct mgr *m, unsigned int r)
+{
+	return &m->rules[r].st;
+}
+
+unsigned int mgr_rule_processes(const struct mgr *m, unsigned int r)
+{
+	return m->rules[r].nprocs;
+}
+
+/* ---- lifetime ---- */
+
+struct mgr *mgr_new(const struct roots *roots, const struct config *cfg,
+		    bool dry_run, const struct mgr_hooks *hooks)
+{
+	struct mgr *m = calloc(1, sizeof(*m));
+	char path[PATH_MAX];
+
+	if (!m)
+		return NULL;
+	m->proc_fd = -1;
+	m->roots = *roots;
+	m->cfg = cfg;
+	m->dry_run = dry_run;
+	if (hooks)
+		m->hooks = *hooks;
+	m->snap = calloc(1, sizeof(*m->snap));
+	m->rules = mgr_rules_new(cfg, NULL, NULL);
+	if (!m->snap || !m->rules || pidtable_init(&m->procs) ||
+	    pidtable_init(&m->others) || dirtyq_init(&m->dirty)) {
+		mgr_free(m);
+		return NULL;
+	}
+	m->snap->pfd = -1;
+	/*
+	 * Every evaluation opens <proc>/PID: through this, a lookup of one
+	 * name.  Without it (an error), by the whole path as before.
+	 */
+	m->proc_fd = open(roots->proc, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%s/self/soft_affinity_ratio",
+		 roots->proc);
+	m->have_proc_ratio = access(path, F_OK) == 0;
+	return m;
+}
+
+void mgr_free(struct mgr *m)
+{
+	struct pidnode *n, *next;
+
+	if (!m)
+		return;
+	mgr_scan_abort(m);
+	if (m->snap)
+		mgr_snap_close(m->snap);
+	if (m->procs.buckets)
+		pidtable_for_each (&m->procs, n, next)
+			mgr_drop(m, as_managed(n));
+	pidtable_clear(&m->others);
+	pidtable_done(&m->procs);
+	pidtable_done(&m->others);
+	dirtyq_done(&m->dirty);
+	for (size_t i = 0; i < m->ncgs; i++)
+		mgr_cg_entry_free(m, &m->cgs[i]);
+	free(m->cgs);
+	container_cache_free(&m->ctr);
+	free(m->rules);
+	free(m->snap);
+	free(m->tids);
+	if (m->proc_fd >= 0)
+		close(m->proc_fd);
+	free(m);
+}
+
+/* ---- what the daemon and the status see ---- */
+
+size_t mgr_processes(const struct mgr *m)
+{
+	return m->procs.count;
+}
+
+size_t mgr_hand_processes(const struct mgr *m)
+{
+	return m->nhand_procs;
+}
+
+const struct mgr_counters *mgr_counters(const struct mgr *m)
+{
+	return &m->cnt;
+}
+
+unsigned int mgr_active_groups(const struct mgr *m, struct cpuset *ret,
+			       unsigned int max)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < m->cfg->nrules && n < max; i++)
+		if (m->rules[i].nprocs)
+			ret[n++] = m->cfg->rules[i].node_idx;
+	return n;
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const int *x = a, *y = b;
+
+	return x[0] != y[0] ? cmp_int(&x[0], &y[0]) : cmp_int(&x[1], &y[1]);
+}
+
+int mgr_status_pids(const struct mgr *m, int **ret)
+{
+	struct pidnode *n, *next;
+	int *p = malloc((m->procs.count ? m->procs.count : 1) * 3 *
+			sizeof(*p));
+	size_t k = 0;
+
+	if (!p)
+		return -ENOMEM;
+	pidtable_for_each (&m->procs, n, next) {
+		const struct managed *e = as_managed(n);
+
+		p[k * 3] = (int)e->rule;
+		p[k * 3 + 1] = n->pid;
+		p[k * 3 + 2] = managed_hand(e);
+		k++;
+	}
+	qsort(p, k, 3 * sizeof(*p), cmp_pair);
+	*ret = p;
+	return (int)k;
+}
+
+int mgr_containers_left(const struct mgr *m, struct container_left **ret)
+{
+	return container_list_left(&m->ctr, ret);
+}
