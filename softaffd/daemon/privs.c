@@ -36,7 +36,7 @@ unsigned int privs_needed(const struct config *cfg)
 
 	if (privs_rule(cfg, PRIV_CGROUP))
 		need |= PRIV_CGROUP;
-	/* "off" never writes them (a predecessor's ratio.orig aside). */
+	/* "off" never writes them (ratio.orig is saved at a first write). */
 	if (cfg->mode != RATIO_OFF)
 		need |= PRIV_SYSCTL;
 	if (caps_needed(cfg) & CAPS_PTRACE)

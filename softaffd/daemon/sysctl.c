@@ -114,9 +114,17 @@ int sysctl_init(struct sysctl_ratio *s, const struct roots *roots,
 	s->orig = s->cur;
 	if (!s->persist)
 		return 0;
+	/*
+	 * The file is written at the first write of the ratio, never
+	 * before (sysctl_set): one that is there means a predecessor
+	 * changed the ratio and died without restoring it, so the value
+	 * now may be its own.  None means no predecessor wrote: the value
+	 * now is the admin's or the kernel's, whatever it is, and ours
+	 * only once we write.
+	 */
 	r = orig_load(s, &saved);
 	if (r == 0) {
-		/* A predecessor died without restoring: its start value. */
+		s->saved = true;
 		s->orig = saved;
 		s->owned = !ratio_equal(saved, s->cur);
 		if (s->owned)
@@ -125,13 +133,7 @@ int sysctl_init(struct sysctl_ratio *s, const struct roots *roots,
 				 "is restored on stop",
 				 s->cur.allowed, s->cur.preferred,
 				 saved.allowed, saved.preferred);
-		return 0;
 	}
-	r = orig_save(s);
-	if (r < 0)
-		log_warn("cannot save the sched ratio to %s/%s (%s): a "
-			 "restart after a crash cannot restore it",
-			 roots->run, SYSCTL_ORIG_FILE, strerror(-r));
 	return 0;
 }
 
@@ -220,6 +222,15 @@ int sysctl_set(struct sysctl_ratio *s, struct ratio next, const char *reason)
 	if (s->dry_run) {
 		s->cur = next;
 		return 0;
+	}
+	/* What to restore after a crash, before the first value of ours. */
+	if (s->persist && !s->saved) {
+		r = orig_save(s);
+		if (r < 0)
+			log_warn("cannot save the sched ratio to %s/%s (%s): a "
+				 "restart after a crash cannot restore it",
+				 s->roots->run, SYSCTL_ORIG_FILE, strerror(-r));
+		s->saved = r >= 0;
 	}
 	r = write_ratio(s, next);
 	if (r < 0) {

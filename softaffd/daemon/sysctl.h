@@ -13,16 +13,19 @@
 /*
  * The actuator of <proc>/sys/kernel/sched_allowed and sched_preferred.
  *
- * The value found at the first start is saved in <run>/ratio.orig and
- * is what a stop restores, also after a crash or kill -9 in between: a
- * restarted daemon takes the saved value, not what its predecessor left
- * in the kernel.  A ratio changed by anyone else is respected like a
+ * The value found at the first start is what a stop restores.  Before
+ * the first write of the ratio it is saved in <run>/ratio.orig, so that
+ * a daemon restarted after a crash or kill -9 takes the saved value, not
+ * what its predecessor left in the kernel; a daemon that never writes
+ * (ratio mode "off") saves nothing and so never takes an admin's later
+ * change for a predecessor's.  A ratio changed by anyone else is respected like a
  * mask set by hand: changes pause until sysctl_resume() (SIGUSR1, a
  * reload), and a stop leaves it.
  */
 struct sysctl_ratio {
 	const struct roots *roots;
 	bool dry_run, persist;
+	bool saved;	     /* <run>/ratio.orig is there (ours or a predecessor's) */
 	bool have;	     /* both files readable */
 	struct ratio orig;   /* restored on stop */
 	struct ratio cur;    /* what we set last (or found) */

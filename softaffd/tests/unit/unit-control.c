@@ -292,10 +292,11 @@ void test_sysctl(void)
 	CHECK(sysctl_init(&s, &r, false, true) == -ENOENT && !s.have);
 	put_ratio("100\n", "1\n");
 
-	/* The original is saved; a change is ours to restore. */
+	/* The original is saved at the first write, which is ours to restore. */
 	CHECK(sysctl_init(&s, &r, false, true) == 0);
-	CHECK_STR(get(path), "100:1\n");
+	CHECK(get(path) == NULL);
 	CHECK(sysctl_set(&s, (struct ratio){50, 1}, "test") == 0);
+	CHECK_STR(get(path), "100:1\n");
 	CHECK_STR(ratio_now(), "50:1");
 	/* kill -9 here: the next daemon restores 100:1, not 50:1. */
 	CHECK(sysctl_init(&s, &r, false, true) == 0);
@@ -324,6 +325,22 @@ void test_sysctl(void)
 	sysctl_restore(&s);
 	CHECK_STR(ratio_now(), "9:1");
 	sysctl_done(&s);
+
+	/*
+	 * F1: ratio mode "off" never writes, so it saves nothing: after a
+	 * kill -9 and an admin's sysctl -w, the next daemon does not take
+	 * the admin's value for its predecessor's, and a stop leaves it.
+	 */
+	put_ratio("100\n", "1\n");
+	CHECK(sysctl_init(&s, &r, false, true) == 0);
+	CHECK(get(path) == NULL);
+	put_ratio("7\n", "1\n");
+	CHECK(sysctl_init(&s, &r, false, true) == 0);
+	CHECK(!s.owned && s.orig.allowed == 7);
+	sysctl_restore(&s);
+	CHECK_STR(ratio_now(), "7:1");
+	sysctl_done(&s);
+	put_ratio("9\n", "1\n");
 
 	/* Dry run and --once save nothing; a dry run writes nothing. */
 	CHECK(sysctl_init(&s, &r, true, true) == 0);
