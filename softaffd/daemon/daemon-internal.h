@@ -122,6 +122,8 @@ void daemon_caps_update(struct daemon *d);
 void softness_setup(struct daemon *d);
 /* Put the configured global ratio in force (fixed, or adaptive's start). */
 void softness_apply_config(struct daemon *d);
+/* Does the configuration need /proc/schedstat (sampler_update)? */
+bool softness_wants_delays(const struct daemon *d);
 /* The sample timer: gather, let the control laws decide, apply. */
 void softness_sample(struct daemon *d);
 /* Turn kernel.sched_schedstats on for adaptive rules if we may; put it back. */
@@ -131,5 +133,6 @@ void softness_schedstats_restore(struct daemon *d);
 /* daemon-status.c */
 /* Write the status files and send STATUS= when it changed. */
 void daemon_publish(struct daemon *d);
+void daemon_status_done(struct daemon *d);
 
 #endif

@@ -69,7 +69,8 @@ static void daemon_ready(struct daemon *d)
 	/* --once leaves the adaptive ratio alone: nobody would adapt it. */
 	if (!d->o->once || d->cfg->mode == RATIO_FIXED)
 		softness_apply_config(d);
-	sampler_update(&d->sampler, d->o->roots.proc); /* prime the deltas */
+	/* prime the deltas */
+	sampler_update(&d->sampler, d->o->roots.proc, softness_wants_delays(d));
 	log_info("started: %u rules, %zu processes managed, ratio %s",
 		 d->cfg->nrules, mgr_processes(d->mgr),
 		 ratio_mode_name(d->cfg->mode));
@@ -396,6 +397,7 @@ void daemon_stop(struct daemon *d)
 	loop_free(d);
 	sbuf_free(&d->last_status);
 	sbuf_free(&d->last_json);
+	daemon_status_done(d);
 	sampler_done(&d->sampler);
 	config_free(d->cfg);
 	free(d->node_util);

@@ -175,6 +175,15 @@ static void rules_step(struct daemon *d, uint64_t now)
 	}
 }
 
+/* Only adaptive rules judge by the CPUs' run queues (outside_load). */
+bool softness_wants_delays(const struct daemon *d)
+{
+	for (unsigned int r = 0; r < d->cfg->nrules; r++)
+		if (d->cfg->rules[r].softness.kind == SOFT_ADAPTIVE)
+			return true;
+	return false;
+}
+
 void softness_sample(struct daemon *d)
 {
 	struct cpuset groups[CONFIG_MAX_RULES];
@@ -184,7 +193,8 @@ void softness_sample(struct daemon *d)
 	int r;
 
 	mgr_flush_logs(d->mgr, now_ms());
-	r = sampler_update(&d->sampler, d->o->roots.proc);
+	r = sampler_update(&d->sampler, d->o->roots.proc,
+			   softness_wants_delays(d));
 	if (r < 0) {
 		if (!d->warned_sample)
 			log_warn("cannot sample %s/stat: %s", d->o->roots.proc,

@@ -12,6 +12,39 @@
 #include "notify.h"
 #include "status.h"
 
+/*
+ * The managed pids, sorted, as the status lists them: sorted again only
+ * when the manager says the list changed (mgr_status_gen).  True if it
+ * did (or cannot tell: out of memory).
+ */
+static bool status_pids(struct daemon *d)
+{
+	uint64_t gen = mgr_status_gen(d->mgr);
+	int *pids = NULL, n;
+
+	if (d->status_pids && gen == d->status_gen)
+		return false;
+	n = mgr_status_pids(d->mgr, &pids);
+	free(d->status_pids);
+	d->status_pids = n >= 0 ? pids : NULL;
+	d->status_npids = n > 0 ? (unsigned int)n : 0;
+	d->status_gen = gen;
+	return true;
+}
+
+void daemon_status_done(struct daemon *d)
+{
+	free(d->status_pids);
+	d->status_pids = NULL;
+	sbuf_free(&d->last_head);
+}
+
+/*
+ * Each sample interval, with 50,000 managed processes and 20 rules: the
+ * status without its pid lists is a few dozen lines, made in
+ * microseconds; when that and the pid list are what they were, the
+ * files would come out the same, and are not made again.
+ */
 void daemon_publish(struct daemon *d)
 {
 	struct status_rule rules[CONFIG_MAX_RULES];
@@ -31,37 +64,54 @@ void daemon_publish(struct daemon *d)
 		.processes = mgr_processes(d->mgr),
 		.hand_processes = mgr_hand_processes(d->mgr),
 		.cnt = mgr_counters(d->mgr),
+		.omit_pids = true,
 	};
-	struct sbuf b = {0};
+	struct sbuf b = {0}, head = {0};
 	char line[sizeof(d->last_notify)];
 	struct container_left *ctrs = NULL;
-	int *pids = NULL, n, r;
+	bool changed;
+	int n, r = 0;
 
 	for (unsigned int i = 0; i < d->cfg->nrules; i++)
 		rules[i] = (struct status_rule){mgr_rule_processes(d->mgr, i),
 						mgr_rule_state(d->mgr, i)};
-	n = mgr_status_pids(d->mgr, &pids);
-	s.pids = pids;
-	s.npids = n > 0 ? (unsigned int)n : 0;
 	n = mgr_containers_left(d->mgr, &ctrs);
 	s.containers = ctrs;
 	s.ncontainers = n > 0 ? (unsigned int)n : 0;
-	status_format(&s, &b);
-	r = status_write(d->o->roots.run, &b, &d->last_status);
-	if (r >= 0) {
-		struct sbuf j = {0};
+	changed = status_pids(d);
+	status_format(&s, &head);
+	if (head.oom || d->last_head.oom || !d->last_head.buf ||
+	    head.len != d->last_head.len ||
+	    memcmp(head.buf, d->last_head.buf, head.len))
+		changed = true;
+	if (changed) {
+		sbuf_free(&d->last_head);
+		d->last_head = head;
+		head = (struct sbuf){0};
+		s.omit_pids = false;
+		s.pids = d->status_pids;
+		s.npids = d->status_npids;
+		status_format(&s, &b);
+		r = status_write(d->o->roots.run, &b, &d->last_status);
+		if (r >= 0) {
+			struct sbuf j = {0};
 
-		status_format_json(&s, &j);
-		r = status_write_json(d->o->roots.run, &j, &d->last_json);
-		sbuf_free(&j);
+			status_format_json(&s, &j);
+			r = status_write_json(d->o->roots.run, &j,
+					      &d->last_json);
+			sbuf_free(&j);
+		}
+		/* Not written: try again next time. */
+		if (r < 0)
+			sbuf_free(&d->last_head);
 	}
 	if (r < 0 && !d->warned_status) {
 		log_warn("cannot write %s/%s: %s", d->o->roots.run,
 			 STATUS_FILE, strerror(-r));
 		d->warned_status = true;
 	}
+	sbuf_free(&head);
 	sbuf_free(&b);
-	free(pids);
 	free(ctrs);
 	/*
 	 * STATUS= for systemd, sent only when it changes: every message

@@ -81,6 +81,11 @@ struct daemon {
 	uint64_t wd_quarter_ms, wd_last_ms; /* pings from inside long batches */
 	char last_notify[256];
 	struct sbuf last_status, last_json;
+	/* daemon-status.c: the sorted pids and the status without them. */
+	int *status_pids;
+	unsigned int status_npids;
+	uint64_t status_gen;
+	struct sbuf last_head;
 	sd_event *event;
 	sd_event_source *sig_src[4], *conn_src, *sample_src, *rescan_src;
 	sd_event_source *wake_src, *dirty_src, *scan_src, *post_src;

@@ -265,6 +265,7 @@ static void other_set(struct mgr *m, const struct snap *s,
 	o->starttime = s->st.starttime;
 	snprintf(o->comm, sizeof(o->comm), "%s", s->st.comm);
 	o->attrs = mgr_snap_digest(s);
+	o->recheck = false;
 	if (inherit)
 		o->inherit = inherit;
 }
@@ -290,7 +291,7 @@ static bool cached(struct mgr *m, struct managed *e, enum walk walk)
 		mgr_apply_proc(m, e, s->pfd, walk == WALK_ALL ? WALK_NONE : walk);
 		return true;
 	}
-	if (!e && o && o->starttime == s->st.starttime &&
+	if (!e && o && !o->recheck && o->starttime == s->st.starttime &&
 	    !strcmp(o->comm, s->st.comm)) {
 		m->cnt.cached++;
 		o->seen = m->gen;

@@ -179,6 +179,7 @@ struct other {
 	unsigned int inherit;
 	uint32_t seen;
 	struct attr_digest attrs;
+	bool recheck; /* matched under an older configuration: evaluate */
 };
 
 /*
@@ -276,6 +277,8 @@ struct mgr {
 	size_t tids_cap;
 	struct mgr_hooks hooks; /* tick, watch, unwatch (manager.h) */
 	struct mgr_counters cnt;
+	/* Bumped when what mgr_status_pids() lists changes. */
+	uint64_t status_gen;
 };
 
 /* What to do with the threads of a process that stays managed. */
@@ -374,6 +377,8 @@ int mgr_open_same(struct mgr *m, struct managed *e);
 void mgr_readopt_proc(struct mgr *m, struct managed *e);
 void mgr_unmanage(struct mgr *m, struct managed *e, int pfd,
 		  const char *why);
+/* A child that kept the mask of o->inherit's rule: reset it (if ours). */
+void mgr_restore_inherited(struct mgr *m, struct other *o);
 
 /* manager-threads.c */
 /* e's request at tid (0: the process level) is someone else's: say so. */

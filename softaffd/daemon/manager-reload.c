@@ -281,6 +281,38 @@ static void reload_cgroups(struct mgr *m, const struct reload *rl,
 	m->ncgs = ncg;
 }
 
+/*
+ * The processes that matched no rule: what matched nothing may match now,
+ * so each is evaluated again by the next scan (recheck).  Those that
+ * carry a managed parent's mask (inherit) stay known, so that a stop
+ * still resets it: under the rule of cfg with the same CPUs; a mask no
+ * rule of cfg has any more is reset now, while m is on the old side.
+ */
+static void reload_others(struct mgr *m, const struct reload *rl)
+{
+	struct pidnode *n, *next;
+	unsigned long i = 0;
+
+	pidtable_for_each (&m->others, n, next) {
+		struct other *o = (struct other *)n;
+		int nr = o->inherit && o->inherit <= rl->old_cfg->nrules
+				 ? rule_with_mask(rl->old_cfg, o->inherit - 1,
+						  rl->cfg)
+				 : -1;
+
+		if (o->inherit && nr < 0)
+			mgr_restore_inherited(m, o);
+		if (nr < 0) {
+			pidtable_del(&m->others, n);
+			free(n);
+			continue;
+		}
+		o->inherit = (unsigned int)nr + 1;
+		o->recheck = true;
+		mgr_tick(m, i++);
+	}
+}
+
 /* Queued forks carry their parent's mask: under its index in cfg now. */
 static void reload_dirty(struct mgr *m, const struct reload *rl)
 {
@@ -328,14 +360,11 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 	reload_cgroups(m, &rl, old_rule, nold);
 	free(old_rule);
 	reload_dirty(m, &rl);
+	reload_others(m, &rl);
 	free(m->rules);
 	use_new(m, &rl);
-	/*
-	 * What matched nothing may match now: the scan evaluates it again
-	 * (the daemon's mgr_recheck).  The notes of which rule left which
-	 * container alone are by rule index.
-	 */
-	pidtable_clear(&m->others);
+	m->status_gen++; /* rules renumbered */
+	/* The notes of which rule left which container alone: by index. */
 	container_forget_left(&m->ctr);
 	log_info("reload: %u managed processes keep their preference, %u "
 		 "take a new one, %u matched no rule and were restored, %u "

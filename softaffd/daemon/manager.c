@@ -113,6 +113,7 @@ struct managed *mgr_insert(struct mgr *m, int pid, uint64_t starttime,
 	e->seen = m->gen;
 	pidtable_add(&m->procs, &e->node);
 	m->rules[rule].nprocs++;
+	m->status_gen++;
 	mgr_other_del(m, pid);
 	return e;
 }
@@ -143,6 +144,8 @@ void mgr_hand_note(struct mgr *m, const struct managed *e, bool was)
 		m->nhand_procs++;
 	else if (was && !now)
 		m->nhand_procs--;
+	if (now != was)
+		m->status_gen++;
 }
 
 void mgr_walk_free(struct managed *e)
@@ -162,6 +165,7 @@ void mgr_drop(struct mgr *m, struct managed *e)
 	owned_clear(&e->own);
 	pidtable_del(&m->procs, &e->node);
 	m->rules[e->rule].nprocs--;
+	m->status_gen++;
 	free(e);
 }
 
@@ -230,13 +234,15 @@ struct mgr *mgr_new(const struct roots *roots, const struct config *cfg,
 	if (hooks)
 		m->hooks = *hooks;
 	m->snap = calloc(1, sizeof(*m->snap));
+	/* Before any way out: mgr_free closes an open snapshot's fd. */
+	if (m->snap)
+		m->snap->pfd = -1;
 	m->rules = mgr_rules_new(cfg, NULL, NULL);
 	if (!m->snap || !m->rules || pidtable_init(&m->procs) ||
 	    pidtable_init(&m->others) || dirtyq_init(&m->dirty)) {
 		mgr_free(m);
 		return NULL;
 	}
-	m->snap->pfd = -1;
 	/*
 	 * Every evaluation opens <proc>/PID: through this, a lookup of one
 	 * name.  Without it (an error), by the whole path as before.
@@ -309,6 +315,11 @@ static int cmp_pair(const void *a, const void *b)
 	const int *x = a, *y = b;
 
 	return x[0] != y[0] ? cmp_int(&x[0], &y[0]) : cmp_int(&x[1], &y[1]);
+}
+
+uint64_t mgr_status_gen(const struct mgr *m)
+{
+	return m->status_gen;
 }
 
 int mgr_status_pids(const struct mgr *m, int **ret)

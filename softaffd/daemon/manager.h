@@ -275,6 +275,12 @@ unsigned int mgr_active_groups(const struct mgr *m, struct cpuset *ret,
  * sorted by rule then pid, for the status.  Count or -ENOMEM.
  */
 int mgr_status_pids(const struct mgr *m, int **ret);
+/*
+ * A number that changes whenever what mgr_status_pids() would list
+ * changes (a process managed, dropped, hand-set or not, a reload): the
+ * daemon sorts the list again only then.
+ */
+uint64_t mgr_status_gen(const struct mgr *m);
 /* Containers a rule left alone: container_list_left().  Count or -errno. */
 int mgr_containers_left(const struct mgr *m, struct container_left **ret);
 

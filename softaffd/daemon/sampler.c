@@ -167,7 +167,7 @@ int sampler_feed_delay(struct sampler *s, const char *buf, uint64_t now_ns)
 /* A cpu line and a line per sched domain, ~250 bytes each, per CPU. */
 #define DELAY_BUF (1 << 22)
 
-int sampler_update(struct sampler *s, const char *proc)
+int sampler_update(struct sampler *s, const char *proc, bool delays)
 {
 	char path[PATH_MAX];
 	ssize_t n;
@@ -175,9 +175,9 @@ int sampler_update(struct sampler *s, const char *proc)
 
 	if (!s->buf)
 		s->buf = malloc(SAMPLER_BUF);
-	if (!s->delay_buf)
+	if (delays && !s->delay_buf)
 		s->delay_buf = malloc(DELAY_BUF);
-	if (!s->buf || !s->delay_buf)
+	if (!s->buf || (delays && !s->delay_buf))
 		return -ENOMEM;
 	snprintf(path, sizeof(path), "%s/stat", proc);
 	n = read_file(path, s->buf, SAMPLER_BUF);
@@ -186,8 +186,11 @@ int sampler_update(struct sampler *s, const char *proc)
 	r = sampler_feed(s, s->buf);
 	if (r < 0)
 		return r;
-	snprintf(path, sizeof(path), "%s/schedstat", proc);
-	n = read_file(path, s->delay_buf, DELAY_BUF);
+	n = -ENOENT;
+	if (delays) {
+		snprintf(path, sizeof(path), "%s/schedstat", proc);
+		n = read_file(path, s->delay_buf, DELAY_BUF);
+	}
 	if (n < 0) {
 		cpuset_zero(&s->wait_valid);
 		cpuset_zero(&s->prev_delay_present);

@@ -48,11 +48,13 @@ int sampler_parse_delay(const char *buf, uint64_t *delay,
 /* Feed one /proc/schedstat text read at now_ns; the first call primes. */
 int sampler_feed_delay(struct sampler *s, const char *buf, uint64_t now_ns);
 /*
- * Read <proc>/stat and feed it, then <proc>/schedstat.  0 or -errno of
- * the first; without the second (no CONFIG_SCHEDSTATS) wait_valid is
- * empty and the waiting is unknown.
+ * Read <proc>/stat and feed it, then, if delays, <proc>/schedstat.  0
+ * or -errno of the first; without the second (not asked for, or no
+ * CONFIG_SCHEDSTATS) wait_valid is empty and the waiting is unknown.
+ * /proc/schedstat is some 4 MiB on a large host: only adaptive rules
+ * use what it says, so a configuration without them never reads it.
  */
-int sampler_update(struct sampler *s, const char *proc);
+int sampler_update(struct sampler *s, const char *proc, bool delays);
 void sampler_done(struct sampler *s);
 /*
  * Utilization of each topology node (mean of its CPUs with a value);

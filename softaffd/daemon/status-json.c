@@ -112,18 +112,15 @@ static struct json_object *rule_json(struct builder *j,
 	struct json_object *o = json_object_new_object();
 	struct json_object *pids = json_object_new_array();
 	char cpus[CPUSET_LIST_BUFSZ];
-	unsigned int n = 0;
+	unsigned int lo, hi;
 
 	cpuset_format_list(&ru->cpus, cpus, sizeof(cpus));
 	add_str(j, o, "name", ru->name);
 	add_str(j, o, "cpus", cpus);
 	add_int(j, o, "processes", s->rules[r].processes);
-	for (unsigned int i = 0; i < s->npids; i++) {
-		const int *p = &s->pids[i * 3];
-
-		if ((unsigned int)p[0] == r && n++ < STATUS_MAX_PIDS)
-			push(j, pids, json_object_new_int(p[1]));
-	}
+	status_rule_span(s, r, &lo, &hi);
+	for (unsigned int i = lo; i < hi && i - lo < STATUS_MAX_PIDS; i++)
+		push(j, pids, json_object_new_int(s->pids[i * 3 + 1]));
 	add(j, o, "pids", pids);
 	add_str(j, o, "softness", softness_name(ru->softness.kind));
 	if (s->rules[r].state)

@@ -47,16 +47,48 @@ bool status_has_figures(const struct rule_figures *f)
 	return f->valid && f->interval_ns && f->threads;
 }
 
+void status_rule_span(const struct status_snapshot *s, unsigned int r,
+		      unsigned int *ret_lo, unsigned int *ret_hi)
+{
+	unsigned int lo = 0, hi = s->npids;
+
+	/* The first triple of a rule >= r, then of a rule > r. */
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if ((unsigned int)s->pids[mid * 3] < r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*ret_lo = lo;
+	hi = s->npids;
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if ((unsigned int)s->pids[mid * 3] <= r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*ret_hi = lo;
+}
+
 /* " P1 P2 ..." of rule r's processes (only hand-managed ones if hand). */
 static void format_pids(const struct status_snapshot *s, struct sbuf *b,
 			unsigned int r, bool hand, unsigned int total)
 {
-	unsigned int n = 0;
+	unsigned int n = 0, lo, hi;
 
-	for (unsigned int i = 0; i < s->npids; i++) {
+	if (s->omit_pids) {
+		sbuf_printf(b, "\n");
+		return;
+	}
+	status_rule_span(s, r, &lo, &hi);
+	for (unsigned int i = lo; i < hi; i++) {
 		const int *p = &s->pids[i * 3];
 
-		if ((unsigned int)p[0] != r || (hand && !p[2]))
+		if (hand && !p[2])
 			continue;
 		if (n++ < STATUS_MAX_PIDS)
 			sbuf_printf(b, " %d", p[1]);
@@ -68,10 +100,11 @@ static void format_pids(const struct status_snapshot *s, struct sbuf *b,
 
 static unsigned int count_hand(const struct status_snapshot *s, unsigned int r)
 {
-	unsigned int n = 0;
+	unsigned int n = 0, lo, hi;
 
-	for (unsigned int i = 0; i < s->npids; i++)
-		n += (unsigned int)s->pids[i * 3] == r && s->pids[i * 3 + 2];
+	status_rule_span(s, r, &lo, &hi);
+	for (unsigned int i = lo; i < hi; i++)
+		n += s->pids[i * 3 + 2] != 0;
 	return n;
 }
 
@@ -143,7 +176,8 @@ void status_format(const struct status_snapshot *s, struct sbuf *b)
 		sbuf_printf(b, ": %s\n", rs->why[0] ? rs->why : "not sampled yet");
 	}
 	/* Own lines, so "rule NAME ... pids" parsers see nothing new. */
-	for (unsigned int r = 0; s->hand_processes && r < cfg->nrules; r++) {
+	for (unsigned int r = 0; s->hand_processes && !s->omit_pids &&
+				 r < cfg->nrules; r++) {
 		unsigned int nh = count_hand(s, r);
 
 		if (!nh)

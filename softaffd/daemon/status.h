@@ -34,8 +34,13 @@ struct status_snapshot {
 	const struct topology *topo;
 	const double *node_util;
 	const struct status_rule *rules; /* per rule of cfg */
-	const int *pids; /* mgr_status_pids() triples */
+	const int *pids; /* mgr_status_pids() triples, by rule then pid */
 	unsigned int npids;
+	/*
+	 * No pid lists (status_format): what is left is cheap to make, and
+	 * with mgr_status_gen() tells whether anything changed.
+	 */
+	bool omit_pids;
 	size_t processes, hand_processes;
 	const struct mgr_counters *cnt;
 	/* Containers a rule left alone: container_list_left() */
@@ -43,6 +48,9 @@ struct status_snapshot {
 	unsigned int ncontainers;
 };
 
+/* Pure: the triples of rule r are pids[lo * 3] up to pids[hi * 3]. */
+void status_rule_span(const struct status_snapshot *s, unsigned int r,
+		      unsigned int *ret_lo, unsigned int *ret_hi);
 /* Pure: the status text (without its "updated" line). */
 void status_format(const struct status_snapshot *s, struct sbuf *b);
 /* Pure: the same as one JSON object (softaffd --status --json). */

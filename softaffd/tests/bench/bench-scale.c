@@ -5,6 +5,7 @@
  *
  *   bench_scale DIR [--storm-rate N] [--storm-seconds S]
  *                   [--storm-mode keep|flip|both] [--no-storm] [--events N]
+ *                   [--status-only]
  *
  * This file has main() and what the parts share (bench-scale.h).
  *
@@ -287,7 +288,7 @@ int main(int argc, char **argv)
 {
 	unsigned int rate = 10000, secs = 10;
 	size_t events = 2000;
-	bool keep = true, flip = false;
+	bool keep = true, flip = false, status_only = false;
 	char path[PATH_MAX], err[512];
 	uint64_t c0, w0;
 
@@ -318,6 +319,8 @@ int main(int argc, char **argv)
 			events = strtoul(v, NULL, 10), i++;
 		else if (!strcmp(argv[i], "--no-storm"))
 			keep = flip = false;
+		else if (!strcmp(argv[i], "--status-only"))
+			status_only = true;
 		else
 			die("unknown option");
 	}
@@ -340,6 +343,10 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/softaffd.conf", dir);
 	if (config_load(path, &topo, &cfg, err, sizeof(err)) < 0)
 		die(err);
+	if (status_only) {
+		bench_status(&topo);
+		return 0;
+	}
 	read_manifests();
 	manager_new();
 	printf("cpus %u\nnodes %u\nrules %u\nprocesses %zu\n",
@@ -368,6 +375,9 @@ int main(int argc, char **argv)
 
 	bench_events(events);
 	printf("managed_after_events %zu\n", managed_count());
+	fflush(stdout);
+
+	bench_status(&topo);
 	fflush(stdout);
 
 	if (keep) {

@@ -98,6 +98,8 @@ void report_events(const char *key, uint64_t cpu, uint64_t *wall, size_t n);
 void bench_idle(void);
 /* bench-scale-events.c */
 void bench_events(size_t events);
+/* bench-scale-status.c */
+void bench_status(struct topology *topo);
 /* bench-scale-storm.c */
 void bench_storm(const char *key, unsigned int rate, unsigned int secs,
 		 bool flip);

@@ -221,6 +221,10 @@ END {
 	    sprintf("%.0f / %.1f / %.0f / %.0f / %.0f ms", v["scan_full_cpu_ms"],
 		    v["scan_light_cpu_ms"], v["scan_attrs_cpu_ms"],
 		    v["scan_new_cpu_ms"], v["scan_new_attrs_cpu_ms"]), "")
+	row(sprintf("Status each sample interval when nothing changes (%d managed processes, %d rules)", v["status_procs"], v["status_rules"]),
+	    "<= 1 ms CPU per second",
+	    sprintf("%.3f ms CPU a publish (one a second); %.1f ms when a process comes", v["status_cpu_ms"], v["status_changed_cpu_ms"]),
+	    pf(v["status_cpu_ms"] <= 1))
 	row("One sample interval (CPU), idle / loaded", "-",
 	    sprintf("%.3f ms, %d threads read / %.1f ms, %d threads read (%d processes, %d threads in the figures)",
 		    v["sample_idle_cpu_ms"], v["sample_idle_threads_read"],

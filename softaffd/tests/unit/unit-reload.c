@@ -328,3 +328,108 @@ void test_reload_cgroup(void)
 	}
 	mgr_teardown(c2, c3);
 }
+
+/*
+ * F5: a child forked from a managed process that matches no rule keeps
+ * the parent's mask (fork copies the process level).  A reload that
+ * changes the rules must not forget it: a stop after it still resets
+ * the mask, under the rule that now carries those CPUs; and the mask of
+ * a rule the reload removes is reset by the reload itself.
+ */
+void test_reload_keeps_inherited(void)
+{
+	struct config *c1, *c2, *c3;
+	char err[512];
+
+	fake_fixture();
+	mktask(800, 800, "app", 80, 0, "0-3", "\n");
+	mktask(900, 900, "db", 90, 0, "0-3", "\n");
+	c1 = mgr_setup("rules = (\n"
+		       "{ name = \"app\"; comm = \"app\"; cpus = \"0-1\"; },\n"
+		       "{ name = \"db\"; comm = \"db\"; cpus = \"2\"; }\n"
+		       ");");
+	if (!c1)
+		return;
+	CHECK(mgr_scan(mgr) == 0 && mgr_processes(mgr) == 2);
+	CHECK_STR(psoft_of(800), "0-1\n");
+	/*
+	 * Children that match no rule but kept their parent's mask (fork
+	 * copies the process level; their events were missed, the scan
+	 * finds them by their ppid).
+	 */
+	fixture_ppid = 800;
+	mktask(810, 810, "worker", 81, 0, "0-3", "\n");
+	set_psoft(810, "0-1\n");
+	fixture_ppid = 900;
+	mktask(910, 910, "worker", 91, 0, "0-3", "\n");
+	set_psoft(910, "2\n");
+	fixture_ppid = 0;
+	CHECK(mgr_scan(mgr) == 0);
+	CHECK(!mgr_lookup(mgr, 810) && !mgr_lookup(mgr, 910));
+	CHECK_STR(psoft_of(810), "0-1\n");
+	CHECK_STR(psoft_of(910), "2\n");
+
+	/* A new rule ahead (indexes move); "db" is removed. */
+	c2 = load("rules = (\n"
+		  "{ name = \"new\"; comm = \"new\"; cpus = \"3\"; },\n"
+		  "{ name = \"app\"; comm = \"app\"; cpus = \"0-1\"; }\n"
+		  ");",
+		  err, sizeof(err));
+	CHECK(c2 != NULL);
+	if (!c2)
+		return;
+	CHECK(mgr_reload(mgr, c2) == 0);
+	/* The removed rule's mask goes with it; the kept one's stays. */
+	CHECK_STR(psoft_of(910), "\n");
+	CHECK_STR(psoft_of(810), "0-1\n");
+	/* What matched nothing is evaluated again by the next scan. */
+	CHECK(mgr_scan(mgr) == 0 && !mgr_lookup(mgr, 810));
+	/* A second reload, then the stop: the child's mask is reset. */
+	c3 = load("rules = (\n"
+		  "{ name = \"app\"; comm = \"app\"; cpus = \"0-1\"; },\n"
+		  "{ name = \"other\"; comm = \"other\"; cpus = \"2\"; }\n"
+		  ");",
+		  err, sizeof(err));
+	CHECK(c3 != NULL);
+	if (!c3)
+		return;
+	CHECK(mgr_reload(mgr, c3) == 0);
+	mgr_restore_all(mgr);
+	CHECK_STR(psoft_of(800), "\n");
+	CHECK_STR(psoft_of(810), "\n");
+	config_free(c1);
+	config_free(c2);
+	mgr_teardown(c3, NULL);
+}
+
+/*
+ * F8: a grandchild booked at its fork event (from a parent that matched
+ * no rule but carries a rule's mask) was never read: its start time is
+ * not known.  After a lost exit event its pid may be a stranger's, whose
+ * request equals the rule's CPUs by chance: a stop must leave it.
+ */
+void test_restore_inherited_identity(void)
+{
+	struct config *c;
+
+	fake_fixture();
+	mktask(800, 800, "app", 80, 0, "0-3", "\n");
+	c = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
+		      "cpus = \"0-1\"; } );");
+	if (!c)
+		return;
+	CHECK(mgr_scan(mgr) == 0 && mgr_processes(mgr) == 1);
+	fixture_ppid = 800;
+	mktask(810, 810, "worker", 81, 0, "0-3", "\n");
+	set_psoft(810, "0-1\n");
+	fixture_ppid = 0;
+	CHECK(mgr_scan(mgr) == 0 && !mgr_lookup(mgr, 810));
+	/* 810 forks 820, booked unread; 820's exit event is lost. */
+	mgr_on_fork(mgr, 810, 820, 820);
+	mktask(820, 820, "stranger", 999, 0, "0-3", "\n");
+	set_psoft(820, "0-1\n");
+	mgr_restore_all(mgr);
+	CHECK_STR(psoft_of(810), "\n");
+	CHECK_STR(psoft_of(820), "0-1\n");
+	mgr_teardown(c, NULL);
+}

@@ -58,6 +58,10 @@ int main(void)
 	RUN(test_readopt_keeps_scan, "SIGUSR1 during a full scan: it goes on");
 	RUN(test_reload_cgroup,
 	    "changed cgroup rule: written over; to threads: cgroup restored after");
+	RUN(test_reload_keeps_inherited,
+	    "reload: forked children that carry a rule's mask are kept (F5)");
+	RUN(test_restore_inherited_identity,
+	    "stop: a child booked at its fork and never read is left (F8)");
 	RUN(test_manager_many, "2000 processes, table grows and shrinks");
 	RUN(test_manager_fork_booked,
 	    "fork of a managed process: booked at the event, read later");

@@ -142,6 +142,8 @@ void test_manager_exec_one_thread(void);
 void test_reload_atomic(void);
 void test_readopt_keeps_scan(void);
 void test_reload_cgroup(void);
+void test_reload_keeps_inherited(void);
+void test_restore_inherited_identity(void);
 /* unit-parsers.c */
 void test_cpuset_list(void);
 void test_cpuset_mask(void);
