@@ -111,6 +111,33 @@ static int read_checked(const char *path, char **ret, char *err, size_t errlen)
 }
 
 /*
+ * The directory of an @included file, held to the file's own trust: the
+ * check below reads the file, then libconfig opens it again by name
+ * (1.5 has no hook to hand it the checked text), and whoever may write
+ * the directory could put another file there in between.  0 or -EPERM
+ * with err set.
+ */
+static int check_include_dir(const char *path, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (stat(dir, &st) < 0) {
+		snprintf(err, errlen, "%s: cannot read: %s", dir,
+			 strerror(errno));
+		return -EPERM;
+	}
+	return check_file(dir, &st, true, err, errlen);
+}
+
+/*
  * Check every file text @includes (libconfig 1.5 opens them itself, so
  * this looks first): '@include "name"' at the start of a line, as
  * libconfig's scanner has it, relative to incdir.  A file that does not
@@ -156,7 +183,9 @@ static int check_includes(const char *text, const char *incdir, int depth,
 			continue;
 		if (r < 0)
 			return r;
-		r = check_includes(inc, incdir, depth + 1, err, errlen);
+		r = check_include_dir(path, err, errlen);
+		if (r == 0)
+			r = check_includes(inc, incdir, depth + 1, err, errlen);
 		free(inc);
 		if (r < 0)
 			return r;

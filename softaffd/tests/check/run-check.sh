@@ -27,9 +27,10 @@ export UNIT_XATTR_DIR="$HERE/$B"
 tap_unit "$HERE/$B/unit" "unit: test binary" "$WORK/unit.out"
 
 # ---- golden config tests ----
-# softaffd refuses a configuration that group or others may write: a
-# checkout made under umask 002 must not fail for that.
-chmod go-w "$CONFDIR"/*.conf "$CONFDIR"/*.inc "$CONFDIR"/*.d \
+# softaffd refuses a configuration that group or others may write (and
+# the directory of an @included file): a checkout made under umask 002
+# must not fail for that.
+chmod go-w "$CONFDIR" "$CONFDIR"/*.conf "$CONFDIR"/*.inc "$CONFDIR"/*.d \
 	"$CONFDIR"/*.d/* 2> /dev/null
 for conf in "$CONFDIR"/*.conf; do
 	name=$(basename "$conf" .conf)

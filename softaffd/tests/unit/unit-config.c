@@ -392,6 +392,30 @@ void test_config_files(void)
 	CHECK(config_load(path, &topo, &c, err, sizeof(err)) == 0);
 	config_free(c);
 	c = NULL;
+	/*
+	 * ... and the directory it is in: libconfig opens it again after
+	 * the check, so whoever may write there could swap it between.
+	 */
+	{
+		char dir[PATH_MAX], f2[PATH_MAX + 16], inc2[PATH_MAX + 16];
+
+		snprintf(dir, sizeof(dir), "%s/incd", tmp);
+		mkdirs(dir);
+		snprintf(f2, sizeof(f2), "%s/f.conf", dir);
+		snprintf(inc2, sizeof(inc2), "%s/inc.conf", dir);
+		put(inc2, "rules = ( { comm = \"x\"; cpus = \"0\"; } );\n");
+		put(f2, "@include \"inc.conf\"\n");
+		chmod(inc2, 0644);
+		chmod(f2, 0644);
+		chmod(dir, 0755);
+		CHECK(config_load(f2, &topo, &c, err, sizeof(err)) == 0);
+		config_free(c);
+		c = NULL;
+		chmod(dir, 0777);
+		CHECK(config_load(f2, &topo, &c, err, sizeof(err)) == -EPERM);
+		CHECK(strstr(err, "incd: writable by group or others"));
+		chmod(dir, 0755);
+	}
 	/* A FIFO is refused at once, not read (which would block). */
 	unlink(path);
 	CHECK(mkfifo(path, 0600) == 0);
