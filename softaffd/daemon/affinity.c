@@ -143,6 +143,25 @@ enum aff_result aff_decide_restore(const struct cpureq *req,
 	return req_is(req, target) ? AFF_WRITTEN : AFF_FOREIGN;
 }
 
+enum aff_proc_action aff_decide_process(bool adopt, const struct cpureq *cur,
+					const struct cpuset *hard,
+					const struct cpuset *target,
+					const struct cpuset *proc_ours)
+{
+	bool ours = req_is(cur, target);
+
+	if (!adopt) {
+		if (ours)
+			return AFF_PROC_KEEP;
+		return req_is(cur, proc_ours) ? AFF_PROC_RETARGET
+					      : AFF_PROC_HAND;
+	}
+	/* A whole process pinned away: nothing of target would apply. */
+	if (!hard || !cpuset_intersects(target, hard))
+		return AFF_PROC_EMPTY;
+	return ours ? AFF_PROC_TAKE : AFF_PROC_ADOPT;
+}
+
 /* Read, decide (restore or apply with claim), write what was decided. */
 static enum aff_result aff_thread(int pfd, int tid,
 				  const struct cpuset *target, bool restore,

@@ -67,6 +67,30 @@ enum aff_result aff_decide_restore(const struct cpureq *req,
 				   const struct cpuset *target);
 
 /*
+ * What threads = "all" does with the process level (soft_affinity_list
+ * of /proc/PID), whose request is cur, for a rule whose CPUs are
+ * target.  An adoption (first pass, exec, SIGUSR1) takes whatever is
+ * there; later, a request other than ours (proc_ours: what we wrote) is
+ * someone else's.
+ */
+enum aff_proc_action {
+	AFF_PROC_KEEP,	   /* ours, the rule's CPUs: nothing to write */
+	AFF_PROC_RETARGET, /* ours, of a rule whose CPUs changed: write */
+	AFF_PROC_HAND,	   /* set by someone else since: leave it */
+	AFF_PROC_EMPTY,	   /* adopt: the hard mask excludes every target CPU */
+	AFF_PROC_TAKE,	   /* adopt: it has the rule's CPUs already (fork) */
+	AFF_PROC_ADOPT,	   /* adopt: write target, keep cur for restore */
+};
+/*
+ * Pure.  hard: the main thread's hard mask, read for an adoption only
+ * (NULL otherwise).
+ */
+enum aff_proc_action aff_decide_process(bool adopt, const struct cpureq *cur,
+					const struct cpuset *hard,
+					const struct cpuset *target,
+					const struct cpuset *proc_ours);
+
+/*
  * Read the thread's hard mask and request, decide as above and write.
  * Writes that change nothing are skipped.  *ret_err gets the -errno
  * behind a failure.

@@ -168,9 +168,25 @@ static void rules_step(struct daemon *d, uint64_t now)
 		if (a == RULECTL_HOLD)
 			continue;
 		after = rulectl_ratio(&d->rctl, &rs->ctl);
-		log_info("rule '%s': softness %u:%u -> %u:%u (%s)", rule->name,
-			 before.allowed, before.preferred, after.allowed,
-			 after.preferred, rs->why);
+		/*
+		 * A process rule on a kernel without soft_affinity_ratio:
+		 * decided, but nothing takes it (said once at the first
+		 * write); the log and the status must not claim it is.
+		 */
+		if (!mgr_rule_ratio_applies(d->mgr, r)) {
+			log_debug("rule '%s': softness %u:%u -> %u:%u (%s), "
+				  "not applied: no soft_affinity_ratio",
+				  rule->name, before.allowed, before.preferred,
+				  after.allowed, after.preferred, rs->why);
+			snprintf(rs->why + strlen(rs->why),
+				 sizeof(rs->why) - strlen(rs->why),
+				 "; not applied: the kernel has no "
+				 "soft_affinity_ratio");
+		} else {
+			log_info("rule '%s': softness %u:%u -> %u:%u (%s)",
+				 rule->name, before.allowed, before.preferred,
+				 after.allowed, after.preferred, rs->why);
+		}
 		mgr_set_rule_ratio(d->mgr, r, after);
 	}
 }

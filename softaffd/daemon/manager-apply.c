@@ -22,88 +22,6 @@
 #include "manager-internal.h"
 
 /*
- * Count and log what a write to e (tid: one thread, 0: the process
- * level) came to.  False: stop, the process is no longer managed.
- */
-bool mgr_note_result(struct mgr *m, struct managed *e, int tid,
-		     enum aff_result res, int err)
-{
-	const struct rule *rule = &m->cfg->rules[e->rule];
-	char comm[128], cpus[CPUSET_LIST_BUFSZ], who[64];
-
-	procfs_escape(e->comm, comm, sizeof(comm));
-	if (tid)
-		snprintf(who, sizeof(who), "%d/%d", e->node.pid, tid);
-	else
-		snprintf(who, sizeof(who), "%d", e->node.pid);
-	switch (res) {
-	case AFF_WRITTEN:
-		m->cnt.written++;
-		cpuset_format_list(rule_target(m, e->rule), cpus, sizeof(cpus));
-		log_msg(m->dry_run || !(e->flags & M_LOGGED)
-				? mgr_rule_prio(m, e->rule)
-				: LOG_DEBUG,
-			"%sset soft affinity of %s (%s) to %s (rule '%s')",
-			m->dry_run ? "dry-run: would " : "", who, comm, cpus,
-			rule->name);
-		e->flags |= M_LOGGED;
-		break;
-	case AFF_UNCHANGED:
-		m->cnt.unchanged++;
-		break;
-	case AFF_FOREIGN:
-		break;
-	case AFF_GONE:
-		m->cnt.gone++;
-		break;
-	case AFF_RT:
-		m->cnt.rt++;
-		break;
-	case AFF_EMPTY:
-		m->cnt.empty++;
-		if (!(e->flags & M_WARNED_EMPTY)) {
-			cpuset_format_list(rule_target(m, e->rule), cpus,
-					   sizeof(cpus));
-			log_msg(mgr_warn_prio(m, e->rule, RULE_WARN_EMPTY),
-				"pid %d (%s): hard affinity excludes all of "
-				"%s (rule '%s'), skipped",
-				e->node.pid, comm, cpus, rule->name);
-			e->flags |= M_WARNED_EMPTY;
-		}
-		break;
-	case AFF_EPERM:
-		m->cnt.eperm++;
-		log_msg(mgr_warn_prio(m, e->rule, RULE_WARN_EPERM),
-			"pid %d (%s): not permitted to set soft affinity "
-			"(%s), no longer managing it",
-			e->node.pid, comm, strerror(-err));
-		e->flags |= M_IGNORED;
-		return false;
-	case AFF_EINVAL:
-		m->cnt.einval++;
-		if (!m->rules[e->rule].einval_warned) {
-			cpuset_format_list(rule_target(m, e->rule), cpus,
-					   sizeof(cpus));
-			log_warn("rule '%s': kernel rejected soft affinity %s "
-				 "for %s (%s); further rejections for this "
-				 "rule are not logged",
-				 rule->name, cpus, who, comm);
-			m->rules[e->rule].einval_warned = true;
-		}
-		break;
-	default:
-		m->cnt.errors++;
-		if (!(e->flags & M_WARNED_ERROR)) {
-			log_msg(mgr_warn_prio(m, e->rule, RULE_WARN_ERROR),
-				"%s: soft affinity: %s", who, strerror(-err));
-			e->flags |= M_WARNED_ERROR;
-		}
-		break;
-	}
-	return true;
-}
-
-/*
  * The process's own ratio request as the status of this evaluation
  * tells it (manager-eval.c's snap_learn()), or NULL: read the file.
  * Unset (inherit or "none") decides one thing without the value: a
@@ -131,8 +49,8 @@ static const struct ratio_req *ratio_known(struct mgr *m, int pfd,
  * The rule's ratio as the process's own soft_affinity_ratio: one write
  * for all its threads, later ones included.  want NULL: restore.
  */
-static void apply_ratio(struct mgr *m, struct managed *e, int pfd,
-			const struct ratio *want)
+void mgr_apply_ratio(struct mgr *m, struct managed *e, int pfd,
+		     const struct ratio *want)
 {
 	const struct rule *rule = &m->cfg->rules[e->rule];
 	struct snap *s = mgr_snap_of(m, pfd);
@@ -229,12 +147,13 @@ static bool apply_process(struct mgr *m, struct managed *e, int pfd,
 			  unsigned int *ret_threads)
 {
 	const struct cpuset *target = rule_target(m, e->rule);
-	struct cpureq cur, orig,
-		want = {.state = REQ_SET, .cpus = *target};
+	struct cpureq cur, orig = {.state = REQ_INHERIT},
+			   want = {.state = REQ_SET, .cpus = *target};
 	bool adopt = !(e->flags & M_ADOPTED) || !(e->flags & M_PROC_OURS);
-	bool ours;
 	struct pstatus ps;
 	enum aff_result res = AFF_UNCHANGED;
+	struct managed *p;
+	bool was;
 	int err = 0, r;
 
 	if (e->flags & M_PROC_HAND)
@@ -246,47 +165,46 @@ static bool apply_process(struct mgr *m, struct managed *e, int pfd,
 	}
 	if (r < 0)
 		return mgr_note_result(m, e, 0, aff_classify(r), r);
-	ours = cur.state == REQ_SET && cpuset_equal(&cur.cpus, target);
-	if (!adopt) {
-		bool was = managed_hand(e);
-
-		if (ours) {
+	if (adopt) {
+		/* The hard mask of the main thread: a whole process pinned away. */
+		r = mgr_read_pstatus(m, pfd, &ps);
+		if (r < 0)
+			return mgr_note_result(m, e, 0, aff_classify(r), r);
+		/* A zombie leader does not count, the threads left do. */
+		*ret_threads = ps.state != 'Z' ? ps.threads : 0;
+	}
+	switch (aff_decide_process(adopt, &cur, adopt ? &ps.hard : NULL, target,
+				   &e->proc_ours)) {
+	case AFF_PROC_KEEP:
+		e->proc_ours = *target;
+		return mgr_note_result(m, e, 0, AFF_UNCHANGED, 0);
+	case AFF_PROC_RETARGET:
+		res = m->dry_run ? AFF_WRITTEN
+				 : aff_write_soft(pfd, 0, &want, &err);
+		if (res == AFF_WRITTEN && !m->dry_run)
 			e->proc_ours = *target;
-			return mgr_note_result(m, e, 0, AFF_UNCHANGED, 0);
-		}
-		if (cur.state == REQ_SET &&
-		    cpuset_equal(&cur.cpus, &e->proc_ours)) {
-			/* Still ours, of a rule whose CPUs changed. */
-			res = m->dry_run ? AFF_WRITTEN
-					 : aff_write_soft(pfd, 0, &want, &err);
-			if (res == AFF_WRITTEN && !m->dry_run)
-				e->proc_ours = *target;
-			return mgr_note_result(m, e, 0, res, err);
-		}
+		return mgr_note_result(m, e, 0, res, err);
+	case AFF_PROC_HAND:
+		was = managed_hand(e);
 		e->flags |= M_PROC_HAND;
 		mgr_hand_note(m, e, was);
 		e->flags &= ~(unsigned int)M_HAND_LOGGED;
 		mgr_log_hand(m, e, pfd, 0);
 		return true;
-	}
-	/* The hard mask of the main thread: a whole process pinned away. */
-	r = mgr_read_pstatus(m, pfd, &ps);
-	if (r < 0)
-		return mgr_note_result(m, e, 0, aff_classify(r), r);
-	/* A zombie leader does not count, the threads left do. */
-	*ret_threads = ps.state != 'Z' ? ps.threads : 0;
-	if (!cpuset_intersects(target, &ps.hard))
+	case AFF_PROC_EMPTY:
 		return mgr_note_result(m, e, 0, AFF_EMPTY, 0);
-	orig = cur;
-	if (ours) {
-		struct managed *p = managed_parent(m, e, target);
-
-		orig = p ? p->proc_orig : (struct cpureq){.state = REQ_INHERIT};
-	}
-	if (!ours) {
+	case AFF_PROC_TAKE:
+		/* The rule's CPUs are a managed parent's, copied by fork. */
+		p = managed_parent(m, e, target);
+		if (p)
+			orig = p->proc_orig;
+		break;
+	case AFF_PROC_ADOPT:
+		orig = cur;
 		res = AFF_WRITTEN;
 		if (!m->dry_run)
 			res = aff_write_soft(pfd, 0, &want, &err);
+		break;
 	}
 	if (!m->dry_run && (res == AFF_WRITTEN || res == AFF_UNCHANGED)) {
 		/* Taken again after an exec or SIGUSR1: the first orig stays. */
@@ -322,7 +240,7 @@ void mgr_apply_proc(struct mgr *m, struct managed *e, int pfd,
 			mgr_walk_free(e);
 			return;
 		}
-		apply_ratio(m, e, pfd, &m->rules[e->rule].st.ratio);
+		mgr_apply_ratio(m, e, pfd, &m->rules[e->rule].st.ratio);
 		if (e->flags & M_IGNORED)
 			return;
 	}
@@ -372,6 +290,20 @@ static void restore_process(struct mgr *m, struct managed *e, int pfd)
 		e->node.pid, e->proc_orig.state == REQ_INHERIT ? "inherit" : buf);
 }
 
+void mgr_apply_rule_ratio(struct mgr *m, int pid)
+{
+	struct managed *e = mgr_lookup(m, pid);
+	int pfd;
+
+	if (!e || (e->flags & (M_CGROUP | M_IGNORED)))
+		return;
+	pfd = mgr_open_same(m, e);
+	if (pfd < 0)
+		return;
+	mgr_apply_ratio(m, e, pfd, &m->rules[e->rule].st.ratio);
+	close(pfd);
+}
+
 void mgr_restore_proc(struct mgr *m, struct managed *e, int pfd)
 {
 	if (e->flags & (M_IGNORED | M_CGROUP))
@@ -380,25 +312,7 @@ void mgr_restore_proc(struct mgr *m, struct managed *e, int pfd)
 	restore_process(m, e, pfd);
 	if (m->cfg->rules[e->rule].threads == THREADS_MAIN)
 		mgr_restore_threads(m, e, pfd);
-	apply_ratio(m, e, pfd, NULL);
-}
-
-/*
- * Open e's process directory for a batch (reload, restore) and check it
- * is still the same process.  The fd, or -1 (then e was dropped).
- */
-int mgr_open_same(struct mgr *m, struct managed *e)
-{
-	struct pstat st;
-	int pfd = procfs_open_pid_at(m->proc_fd, m->roots.proc, e->node.pid);
-
-	if (pfd >= 0 && procfs_read_stat(pfd, 0, &st) == 0 &&
-	    mgr_same_process(m, e, &st))
-		return pfd;
-	if (pfd >= 0)
-		close(pfd);
-	mgr_drop(m, e);
-	return -1;
+	mgr_apply_ratio(m, e, pfd, NULL);
 }
 
 /* Start over with e: adopt all its threads on the next apply. */
@@ -429,13 +343,6 @@ void mgr_unmanage(struct mgr *m, struct managed *e, int pfd,
 	mgr_drop(m, e);
 }
 
-size_t mgr_readopt(struct mgr *m)
-{
-	size_t had = mgr_forget_hand(m);
-
-	mgr_scan_start(m, SCAN_FULL);
-	return had;
-}
 
 void mgr_restore_inherited(struct mgr *m, struct other *o)
 {
@@ -472,56 +379,3 @@ void mgr_restore_inherited(struct mgr *m, struct other *o)
 out:
 	close(pfd);
 }
-
-void mgr_restore_all(struct mgr *m)
-{
-	struct pidnode *n, *next;
-	unsigned long i = 0;
-
-	mgr_scan_abort(m);
-	pidtable_for_each (&m->procs, n, next) {
-		struct managed *e = as_managed(n);
-		int pfd = mgr_open_same(m, e);
-
-		if (pfd >= 0) {
-			mgr_restore_proc(m, e, pfd);
-			close(pfd);
-		}
-		mgr_tick(m, i++);
-	}
-	pidtable_for_each (&m->others, n, next) {
-		mgr_restore_inherited(m, (struct other *)n);
-		mgr_tick(m, i++);
-	}
-	for (size_t k = 0; k < m->ncgs; k++)
-		mgr_cg_restore(m, &m->cgs[k]);
-}
-
-unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,
-				struct ratio ratio)
-{
-	uint64_t before = m->cnt.ratio_written + m->cnt.cg_written;
-	struct pidnode *n, *next;
-	unsigned long i = 0;
-
-	m->rules[rule].st.ratio = ratio;
-	for (size_t k = 0; k < m->ncgs; k++)
-		if (m->cgs[k].rule == rule)
-			mgr_cg_apply(m, rule, m->cgs[k].path);
-	pidtable_for_each (&m->procs, n, next) {
-		struct managed *e = as_managed(n);
-		int pfd;
-
-		if (e->rule != rule || (e->flags & (M_CGROUP | M_IGNORED)))
-			continue;
-		pfd = mgr_open_same(m, e);
-		if (pfd < 0)
-			continue;
-		apply_ratio(m, e, pfd, &ratio);
-		close(pfd);
-		mgr_tick(m, i++);
-	}
-	return (unsigned int)(m->cnt.ratio_written + m->cnt.cg_written -
-			      before);
-}
-

@@ -100,9 +100,14 @@ bool mgr_flush(struct mgr *m, uint64_t deadline_ms)
 	m->exec_fresh_ns = monotonic_ns();
 	while (dirtyq_pop(&m->dirty, &d)) {
 		/* New threads only: the rest of the process is known. */
-		mgr_eval_now(m, d.node.pid, d.why, d.inherit,
-			     d.why & (D_EVAL | D_EXEC | D_UID) ? WALK_ALL
-								: WALK_NEW);
+		if (d.why & ~(unsigned int)D_RATIO)
+			mgr_eval_now(m, d.node.pid, d.why & ~(unsigned int)D_RATIO,
+				     d.inherit,
+				     d.why & (D_EVAL | D_EXEC | D_UID) ? WALK_ALL
+									: WALK_NEW);
+		/* Its rule's new ratio, if it is still under one. */
+		if (d.why & D_RATIO)
+			mgr_apply_rule_ratio(m, d.node.pid);
 		if (now_ms() >= deadline_ms)
 			break;
 	}

@@ -192,6 +192,7 @@ enum {
 	D_FORKED = 1 << 2,  /* a child of a managed process: quiet logs */
 	D_THREADS = 1 << 3, /* a managed process has new threads */
 	D_UID = 1 << 4,	    /* its uid changed: the match cache misses */
+	D_RATIO = 1 << 5,   /* its rule's ratio changed: write it */
 };
 
 /*
@@ -299,7 +300,7 @@ static inline const struct cpuset *rule_target(const struct mgr *m,
 	return &m->cfg->rules[rule].cpus;
 }
 
-/* manager.c */
+/* manager-state.c */
 /*
  * Keep m->nhand_procs right around a change to e's hand-set state:
  * was = managed_hand(e) before it.
@@ -329,14 +330,20 @@ struct mgr_rule *mgr_rules_new(const struct config *cfg,
 			       const struct config *old,
 			       const struct mgr_rule *old_rules);
 
-/* manager-eval.c */
+/* procsnap.c */
+/* Open <proc>/PID into m->snap and read its stat.  0 or -errno (gone). */
 int mgr_snap_open(struct mgr *m, int pid);
+/* The directory and every file read through it, closed together. */
 void mgr_snap_close(struct snap *s);
 /*
  * The status of the process at pfd; the snapshot's, read once, when pfd
  * is m->snap's.  0 or -errno.
  */
 int mgr_read_pstatus(struct mgr *m, int pfd, struct pstatus *ret);
+/* Read one more attribute into m->snap (a NEED_* bit); unreadable: NULL. */
+void mgr_snap_load(struct mgr *m, unsigned int need);
+
+/* manager-eval.c */
 /* m->snap if pfd is its fd (what it learnt is of that process), or NULL. */
 static inline struct snap *mgr_snap_of(struct mgr *m, int pfd)
 {
@@ -361,13 +368,23 @@ void mgr_eval(struct mgr *m, unsigned int why, unsigned int inherit,
 void mgr_eval_now(struct mgr *m, int pid, unsigned int why,
 		  unsigned int inherit, enum walk walk);
 
-/* manager-apply.c */
+/* manager-report.c */
 /*
  * Count and log what a write to e (tid: one thread, 0: the process
  * level) came to.  False: stop, the process is no longer managed.
  */
 bool mgr_note_result(struct mgr *m, struct managed *e, int tid,
 		     enum aff_result res, int err);
+/* e's request at tid (0: the process level) is someone else's: say so. */
+void mgr_log_hand(struct mgr *m, struct managed *e, int pfd, int tid);
+
+/* manager-apply.c */
+/*
+ * The rule's ratio as the process's own soft_affinity_ratio: one write
+ * for all its threads, later ones included.  want NULL: restore.
+ */
+void mgr_apply_ratio(struct mgr *m, struct managed *e, int pfd,
+		     const struct ratio *want);
 void mgr_apply_proc(struct mgr *m, struct managed *e, int pfd,
 		    enum walk walk);
 void mgr_restore_proc(struct mgr *m, struct managed *e, int pfd);
@@ -377,12 +394,15 @@ int mgr_open_same(struct mgr *m, struct managed *e);
 void mgr_readopt_proc(struct mgr *m, struct managed *e);
 void mgr_unmanage(struct mgr *m, struct managed *e, int pfd,
 		  const char *why);
+/*
+ * The ratio of pid's rule as it is now, if pid is still the managed
+ * process it was (D_RATIO, queued by mgr_set_rule_ratio).
+ */
+void mgr_apply_rule_ratio(struct mgr *m, int pid);
 /* A child that kept the mask of o->inherit's rule: reset it (if ours). */
 void mgr_restore_inherited(struct mgr *m, struct other *o);
 
 /* manager-threads.c */
-/* e's request at tid (0: the process level) is someone else's: say so. */
-void mgr_log_hand(struct mgr *m, struct managed *e, int pfd, int tid);
 /*
  * Go on with e's thread walk, at most cap threads; nthreads is how many
  * threads its status counted now (0: not read), 1 sparing the listing

@@ -372,23 +372,3 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 		 rl.kept, rl.written, rl.restored, rl.gone);
 	return 0;
 }
-
-size_t mgr_forget_hand(struct mgr *m)
-{
-	size_t had = m->nhand_procs;
-	struct pidnode *n, *next;
-
-	pidtable_for_each (&m->procs, n, next)
-		mgr_readopt_proc(m, as_managed(n));
-	return had;
-}
-
-int mgr_recheck(struct mgr *m)
-{
-	int r;
-
-	if (mgr_scan_busy_with(m, SCAN_FULL))
-		return 1;
-	r = mgr_scan_start(m, SCAN_FULL);
-	return r < 0 ? r : 0;
-}

@@ -16,38 +16,6 @@
 #include "log.h"
 #include "manager-internal.h"
 
-void mgr_log_hand(struct mgr *m, struct managed *e, int pfd, int tid)
-{
-	const struct rule *rule = &m->cfg->rules[e->rule];
-	char comm[128], cpus[CPUSET_LIST_BUFSZ], now[CPUSET_LIST_BUFSZ];
-	struct cpureq soft;
-	int prio = e->flags & M_HAND_LOGGED ? LOG_DEBUG
-					    : mgr_rule_prio(m, e->rule);
-
-	m->cnt.hand++;
-	if (aff_read_soft(pfd, tid, &soft) < 0 ||
-	    cpureq_format(&soft, true, now, sizeof(now)) < 0)
-		snprintf(now, sizeof(now), "?");
-	cpuset_format_list(rule_target(m, e->rule), cpus, sizeof(cpus));
-	if (tid)
-		log_msg(prio,
-			"pid %d (%s): soft affinity of thread %d set by hand "
-			"to %s (rule '%s' wants %s); leaving %s alone until "
-			"it execs",
-			e->node.pid, procfs_escape(e->comm, comm, sizeof(comm)),
-			tid, now, rule->name, cpus,
-			e->flags & M_HAND_LOGGED ? "that thread"
-						 : "such threads");
-	else
-		log_msg(prio,
-			"pid %d (%s): soft affinity of the process set by hand "
-			"to %s (rule '%s' wants %s); leaving it alone until it "
-			"execs",
-			e->node.pid, procfs_escape(e->comm, comm, sizeof(comm)),
-			now, rule->name, cpus);
-	e->flags |= M_HAND_LOGGED;
-}
-
 /*
  * threads = "main": apply the rule to one thread.  Returns false to
  * stop visiting further threads of the process.

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The manager's lifetime, its tables of processes (managed ones, and
- * those that matched no rule), its per-rule state and what it tells the
- * daemon.  How an event travels through it: manager-internal.h.
+ * The manager's facade, at the top of its files: its lifetime, and what
+ * the daemon asks of all of it at once (stop: restore everything; a
+ * rule's new ratio; SIGUSR1's re-adoption; a full scan again).  Nothing
+ * in the manager calls it.  How an event travels through the manager:
+ * manager-internal.h; its state and tables: manager-state.c.
  *
  * Ownership of masks: the first pass over a process (at start, when it
  * appears, after exec) adopts it.  threads = "all": its process level
@@ -25,199 +27,12 @@
 #include "log.h"
 #include "manager-internal.h"
 
-/* Call the tick hook every this many items of a batch (threads, pids). */
-#define MGR_TICK_EVERY 64
-
-struct managed *mgr_lookup(const struct mgr *m, int pid)
-{
-	return as_managed(pidtable_lookup(&m->procs, pid));
-}
-
-struct other *mgr_other_lookup(const struct mgr *m, int pid)
-{
-	return (struct other *)pidtable_lookup(&m->others, pid);
-}
-
-void mgr_tick(struct mgr *m, unsigned long i)
-{
-	if (m->hooks.tick && i % MGR_TICK_EVERY == MGR_TICK_EVERY - 1)
-		m->hooks.tick(m->hooks.userdata);
-}
-
 void mgr_set_tick(struct mgr *m, void (*tick)(void *userdata),
 		  void *userdata)
 {
 	m->hooks.tick = tick;
 	m->hooks.userdata = userdata;
 }
-
-/* Lines about one process of rule: rate-limited (rulelog.h). */
-int mgr_rule_prio(struct mgr *m, unsigned int rule)
-{
-	return rule_log_info(&m->rules[rule].log, m->cfg->rules[rule].name,
-			     now_ms());
-}
-
-int mgr_warn_prio(struct mgr *m, unsigned int rule, enum rule_warn kind)
-{
-	return rule_log_warn(&m->rules[rule].log, m->cfg->rules[rule].name,
-			     kind, now_ms());
-}
-
-void mgr_flush_logs(struct mgr *m, uint64_t now)
-{
-	for (unsigned int r = 0; r < m->cfg->nrules; r++)
-		rule_log_flush(&m->rules[r].log, m->cfg->rules[r].name, now);
-}
-
-/* ---- processes that matched no rule ---- */
-
-struct other *mgr_other_add(struct mgr *m, int pid)
-{
-	struct other *o = mgr_other_lookup(m, pid);
-
-	if (!o) {
-		o = calloc(1, sizeof(*o));
-		if (!o)
-			return NULL; /* it is only a cache */
-		o->node.pid = pid;
-		pidtable_add(&m->others, &o->node);
-	}
-	o->seen = m->gen;
-	return o;
-}
-
-void mgr_other_del(struct mgr *m, int pid)
-{
-	struct pidnode *n = pidtable_lookup(&m->others, pid);
-
-	if (n) {
-		pidtable_del(&m->others, n);
-		free(n);
-	}
-}
-
-/* ---- managed processes ---- */
-
-struct managed *mgr_insert(struct mgr *m, int pid, uint64_t starttime,
-			   const char *comm, unsigned int rule)
-{
-	struct managed *e = calloc(1, sizeof(*e));
-
-	if (!e)
-		return NULL;
-	e->node.pid = pid;
-	e->starttime = starttime;
-	snprintf(e->comm, sizeof(e->comm), "%s", comm);
-	e->rule = rule;
-	e->seen = m->gen;
-	pidtable_add(&m->procs, &e->node);
-	m->rules[rule].nprocs++;
-	m->status_gen++;
-	mgr_other_del(m, pid);
-	return e;
-}
-
-bool mgr_same_process(struct mgr *m, struct managed *e, const struct pstat *st)
-{
-	if (!e->starttime) {
-		/*
-		 * Booked at its fork event, read now for the first time.
-		 * While the parent it was forked from is managed, the
-		 * process at the pid is that child only if it is the
-		 * parent's; once the parent is gone, the child is another
-		 * process's (reparented) and nothing tells it from a pid
-		 * reused after a lost exit event.
-		 */
-		if (st->ppid != e->parent && mgr_lookup(m, e->parent))
-			return false;
-		e->starttime = st->starttime;
-	}
-	return e->starttime == st->starttime;
-}
-
-void mgr_hand_note(struct mgr *m, const struct managed *e, bool was)
-{
-	bool now = managed_hand(e);
-
-	if (now && !was)
-		m->nhand_procs++;
-	else if (was && !now)
-		m->nhand_procs--;
-	if (now != was)
-		m->status_gen++;
-}
-
-void mgr_walk_free(struct managed *e)
-{
-	if (e->walk)
-		free(e->walk->tids);
-	free(e->walk);
-	e->walk = NULL;
-}
-
-void mgr_drop(struct mgr *m, struct managed *e)
-{
-	if (managed_hand(e))
-		m->nhand_procs--;
-	free(e->ts);
-	mgr_walk_free(e);
-	owned_clear(&e->own);
-	pidtable_del(&m->procs, &e->node);
-	m->rules[e->rule].nprocs--;
-	m->status_gen++;
-	free(e);
-}
-
-/* ---- per rule ---- */
-
-/* The ratio a rule starts with: adaptive ones start hard. */
-static struct ratio initial_ratio(const struct config *cfg,
-				  const struct rule *r)
-{
-	return r->softness.kind == SOFT_ADAPTIVE ? cfg->hardest
-						 : r->softness.fixed;
-}
-
-struct mgr_rule *mgr_rules_new(const struct config *cfg,
-			       const struct config *old,
-			       const struct mgr_rule *old_rules)
-{
-	struct mgr_rule *rules = calloc(cfg->nrules ? cfg->nrules : 1,
-					sizeof(*rules));
-
-	if (!rules)
-		return NULL;
-	for (unsigned int i = 0; i < cfg->nrules; i++) {
-		const struct rule *r = &cfg->rules[i];
-		struct mgr_rule *mr = &rules[i];
-
-		mr->st.ratio = initial_ratio(cfg, r);
-		mr->st.cg_mode = rule_acts_on_cgroup(r);
-		/* An adaptive ratio does not start over on reload. */
-		for (unsigned int j = 0; old && j < old->nrules; j++) {
-			if (!rule_equal(r, &old->rules[j]))
-				continue;
-			*mr = old_rules[j];
-			mr->nprocs = 0; /* counted again by the reload */
-			mr->einval_warned = false;
-			memset(&mr->log, 0, sizeof(mr->log));
-		}
-	}
-	return rules;
-}
-
-struct rule_state *mgr_rule_state(struct mgr *m, unsigned int r)
-{
-	return &m->rules[r].st;
-}
-
-unsigned int mgr_rule_processes(const struct mgr *m, unsigned int r)
-{
-	return m->rules[r].nprocs;
-}
-
-/* ---- lifetime ---- */
 
 struct mgr *mgr_new(const struct roots *roots, const struct config *cfg,
 		    bool dry_run, const struct mgr_hooks *hooks)
@@ -282,69 +97,87 @@ void mgr_free(struct mgr *m)
 	free(m);
 }
 
-/* ---- what the daemon and the status see ---- */
 
-size_t mgr_processes(const struct mgr *m)
+size_t mgr_readopt(struct mgr *m)
 {
-	return m->procs.count;
+	size_t had = mgr_forget_hand(m);
+
+	mgr_scan_start(m, SCAN_FULL);
+	return had;
 }
 
-size_t mgr_hand_processes(const struct mgr *m)
-{
-	return m->nhand_procs;
-}
-
-const struct mgr_counters *mgr_counters(const struct mgr *m)
-{
-	return &m->cnt;
-}
-
-unsigned int mgr_active_groups(const struct mgr *m, struct cpuset *ret,
-			       unsigned int max)
-{
-	unsigned int n = 0;
-
-	for (unsigned int i = 0; i < m->cfg->nrules && n < max; i++)
-		if (m->rules[i].nprocs)
-			ret[n++] = m->cfg->rules[i].node_idx;
-	return n;
-}
-
-static int cmp_pair(const void *a, const void *b)
-{
-	const int *x = a, *y = b;
-
-	return x[0] != y[0] ? cmp_int(&x[0], &y[0]) : cmp_int(&x[1], &y[1]);
-}
-
-uint64_t mgr_status_gen(const struct mgr *m)
-{
-	return m->status_gen;
-}
-
-int mgr_status_pids(const struct mgr *m, int **ret)
+void mgr_restore_all(struct mgr *m)
 {
 	struct pidnode *n, *next;
-	int *p = malloc((m->procs.count ? m->procs.count : 1) * 3 *
-			sizeof(*p));
-	size_t k = 0;
+	unsigned long i = 0;
 
-	if (!p)
-		return -ENOMEM;
+	mgr_scan_abort(m);
 	pidtable_for_each (&m->procs, n, next) {
-		const struct managed *e = as_managed(n);
+		struct managed *e = as_managed(n);
+		int pfd = mgr_open_same(m, e);
 
-		p[k * 3] = (int)e->rule;
-		p[k * 3 + 1] = n->pid;
-		p[k * 3 + 2] = managed_hand(e);
-		k++;
+		if (pfd >= 0) {
+			mgr_restore_proc(m, e, pfd);
+			close(pfd);
+		}
+		mgr_tick(m, i++);
 	}
-	qsort(p, k, 3 * sizeof(*p), cmp_pair);
-	*ret = p;
-	return (int)k;
+	pidtable_for_each (&m->others, n, next) {
+		mgr_restore_inherited(m, (struct other *)n);
+		mgr_tick(m, i++);
+	}
+	for (size_t k = 0; k < m->ncgs; k++)
+		mgr_cg_restore(m, &m->cgs[k]);
 }
 
-int mgr_containers_left(const struct mgr *m, struct container_left **ret)
+/*
+ * The cgroups of the rule (a few) are written now; its processes (any
+ * number: each an open and a write) go through the dirty queue
+ * (D_RATIO), a slice at a time within the evaluations' budget, as a
+ * walk's rest does, so that a soften or harden step of a rule with
+ * 10,000 processes does not hold the loop for a second.
+ */
+unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,
+				struct ratio ratio)
 {
-	return container_list_left(&m->ctr, ret);
+	uint64_t before = m->cnt.cg_written;
+	struct pidnode *n, *next;
+	unsigned int queued = 0;
+
+	m->rules[rule].st.ratio = ratio;
+	for (size_t k = 0; k < m->ncgs; k++)
+		if (m->cgs[k].rule == rule)
+			mgr_cg_apply(m, rule, m->cgs[k].path);
+	pidtable_for_each (&m->procs, n, next) {
+		struct managed *e = as_managed(n);
+
+		if (e->rule != rule || (e->flags & (M_CGROUP | M_IGNORED)))
+			continue;
+		/* No memory for the queue: write it now. */
+		if (dirtyq_mark(&m->dirty, n->pid, D_RATIO, 0) < 0)
+			mgr_apply_rule_ratio(m, n->pid);
+		else
+			queued++;
+	}
+	return (unsigned int)(m->cnt.cg_written - before) + queued;
+}
+
+size_t mgr_forget_hand(struct mgr *m)
+{
+	size_t had = m->nhand_procs;
+	struct pidnode *n, *next;
+
+	pidtable_for_each (&m->procs, n, next)
+		mgr_readopt_proc(m, as_managed(n));
+	return had;
+}
+
+int mgr_recheck(struct mgr *m)
+{
+	int r;
+
+	if (mgr_scan_busy_with(m, SCAN_FULL))
+		return 1;
+	r = mgr_scan_start(m, SCAN_FULL);
+	return r < 0 ? r : 0;
 }

@@ -244,11 +244,17 @@ void mgr_sample(struct mgr *m, uint64_t now_ms, bool exact);
 /* Rule r's softness, which the control law reads and decides on. */
 struct rule_state *mgr_rule_state(struct mgr *m, unsigned int r);
 /*
- * Put ratio in force for rule: its processes' soft_affinity_ratio, or
- * its cgroups' cpuset.cpus.preferred.ratio.  Returns how many writes.
+ * Put ratio in force for rule: its cgroups' cpuset.cpus.preferred.ratio
+ * now, its processes' soft_affinity_ratio from the dirty queue
+ * (mgr_flush).  Returns the cgroup writes plus the processes queued.
  */
 unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,
 				struct ratio ratio);
+/*
+ * Does a ratio set for rule r take effect: its cgroups', or on a kernel
+ * with <proc>/PID/soft_affinity_ratio its processes'?  (L8)
+ */
+bool mgr_rule_ratio_applies(const struct mgr *m, unsigned int r);
 /* Every cgroup of rule has a working trigger (the daemon may let it sleep). */
 bool mgr_rule_triggers_armed(const struct mgr *m, unsigned int rule);
 /*

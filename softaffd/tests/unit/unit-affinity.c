@@ -172,6 +172,50 @@ void test_aff_decide(void)
 			CHECK(0);
 		}
 	}
+	/* The process level (threads = "all"): aff_decide_process. */
+	{
+		static const struct {
+			bool adopt;
+			const char *req, *hard, *ours;
+			enum aff_proc_action want;
+		} p[] = {
+			/* Later passes: ours stays, theirs is theirs. */
+			{false, "0-1\n", NULL, "0-1", AFF_PROC_KEEP},
+			{false, "\n", NULL, "0-1", AFF_PROC_HAND},
+			{false, "3\n", NULL, "0-1", AFF_PROC_HAND},
+			{false, "none\n", NULL, "0-1", AFF_PROC_HAND},
+			/* ... the rule's CPUs changed from 2-3: still ours. */
+			{false, "2-3\n", NULL, "2-3", AFF_PROC_RETARGET},
+			{false, "0-1\n", NULL, "2-3", AFF_PROC_KEEP},
+			/* Adoption takes whatever is there. */
+			{true, "\n", "0-3", "", AFF_PROC_ADOPT},
+			{true, "3\n", "0-3", "", AFF_PROC_ADOPT},
+			{true, "none\n", "0-3", "", AFF_PROC_ADOPT},
+			/* ... a forked child with its parent's: taken as is. */
+			{true, "0-1\n", "0-3", "", AFF_PROC_TAKE},
+			/* ... pinned away by its hard mask: nothing. */
+			{true, "\n", "2-3", "", AFF_PROC_EMPTY},
+			{true, "0-1\n", "2-3", "", AFF_PROC_EMPTY},
+			{true, "\n", "1", "", AFF_PROC_ADOPT},
+		};
+		struct cpuset ours;
+
+		for (size_t i = 0; i < ARRAY_SIZE(p); i++) {
+			CHECK(cpureq_parse_list(p[i].req, &req) == 0);
+			cpuset_zero(&ours);
+			if (p[i].ours[0])
+				cpuset_parse_list(p[i].ours, &ours);
+			if (p[i].hard)
+				cpuset_parse_list(p[i].hard, &hard);
+			if (aff_decide_process(p[i].adopt, &req,
+					       p[i].hard ? &hard : NULL,
+					       &target, &ours) != p[i].want) {
+				printf("# process case %zu: req %s\n", i,
+				       p[i].req);
+				CHECK(0);
+			}
+		}
+	}
 	/* Restore: ours -> inherit, inherit -> nothing, theirs -> leave. */
 	cpureq_parse_list("0-1\n", &req);
 	CHECK(aff_decide_restore(&req, &target) == AFF_WRITTEN);
@@ -274,7 +318,11 @@ void test_softness_actuator(void)
 		      ");");
 	if (!c)
 		return;
-	CHECK(mgr->have_proc_ratio);
+	CHECK(mgr->have_proc_ratio && mgr_rule_ratio_applies(mgr, 2));
+	/* L8: without the file a process rule's softness takes no effect. */
+	mgr->have_proc_ratio = false;
+	CHECK(!mgr_rule_ratio_applies(mgr, 2));
+	mgr->have_proc_ratio = true;
 	CHECK(mgr_scan(mgr) == 0);
 	CHECK_STR(get_at(proc, "/500/soft_affinity_ratio"), "20:1\n");
 	CHECK_STR(get_at(proc, "/600/soft_affinity_ratio"), "10000:1\n");
@@ -285,16 +333,28 @@ void test_softness_actuator(void)
 	fake_writes = 0;
 	CHECK(mgr_scan(mgr) == 0);
 	CHECK(fake_writes == 0);
-	/* The controller softens rule a: one write, for its process. */
+	/*
+	 * The controller softens rule a: its process queued (F7: a rule's
+	 * processes are written a slice at a time, not in the call), then
+	 * one write, for it.
+	 */
+	fake_writes = 0;
 	CHECK(mgr_set_rule_ratio(mgr, 2, (struct ratio){5, 4}) == 1);
+	CHECK(fake_writes == 0 && mgr_dirty_count(mgr) == 1);
+	CHECK_STR(get_at(proc, "/700/soft_affinity_ratio"), "100:1\n");
+	CHECK(mgr_flush(mgr, UINT64_MAX));
+	CHECK(fake_writes == 1);
 	CHECK_STR(get_at(proc, "/700/soft_affinity_ratio"), "5:4\n");
 	/* Someone sets 500's ratio by hand: left alone from then on. */
 	put_proc("/500/soft_affinity_ratio", "7:1\n");
-	CHECK(mgr_set_rule_ratio(mgr, 0, (struct ratio){30, 1}) == 0);
+	fake_writes = 0;
+	mgr_set_rule_ratio(mgr, 0, (struct ratio){30, 1});
+	CHECK(mgr_flush(mgr, UINT64_MAX) && fake_writes == 0);
 	CHECK_STR(get_at(proc, "/500/soft_affinity_ratio"), "7:1\n");
 	/* A refused write changes nothing and is counted. */
 	fake_err = -EINVAL;
-	CHECK(mgr_set_rule_ratio(mgr, 2, (struct ratio){3, 2}) == 0);
+	mgr_set_rule_ratio(mgr, 2, (struct ratio){3, 2});
+	CHECK(mgr_flush(mgr, UINT64_MAX));
 	CHECK_STR(get_at(proc, "/700/soft_affinity_ratio"), "5:4\n");
 	fake_err = 0;
 	/* Stop: ours go back to inherit, the hand-set one stays. */

@@ -73,7 +73,7 @@ int main(void)
 	    "exec: the ratio and the leader's mask as status tells them");
 	RUN(test_exec_status_stale,
 	    "what status told is past once we write the level");
-	RUN(test_aff_decide, "claims: adopt, new thread, ours; restore");
+	RUN(test_aff_decide, "claims: adopt, new thread, ours; the process level; restore");
 	RUN(test_manager_hand, "hand-set masks: kept, listed, exec, re-adopt");
 	RUN(test_manager_slices, "scans in slices; LIGHT, ATTRS, NEW kinds");
 	RUN(test_manager_attrs, "attribute rescans: only what decided, only if changed");
