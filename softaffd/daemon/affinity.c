@@ -83,14 +83,13 @@ static enum aff_result write_req(int pfd, int tid, const struct cpureq *req,
 static enum aff_result read_masks(int pfd, int tid, struct cpuset *hard,
 				  struct cpureq *req, int *ret_err)
 {
-	struct pstat st;
 	int r;
 
-	r = procfs_read_stat(pfd, tid, &st);
-	if (r < 0)
-		goto err;
-	if (policy_is_rt(st.policy))
-		return AFF_RT;
+	/*
+	 * Whatever its policy: a SCHED_FIFO, SCHED_RR or SCHED_DEADLINE
+	 * thread's request is kept by the kernel and applied once the thread
+	 * is back in a fair class (L2), so its stat need not be read.
+	 */
 	r = procfs_read_status(pfd, tid, hard, NULL);
 	if (r < 0)
 		goto err;

@@ -14,7 +14,7 @@ enum aff_result {
 	AFF_WRITTEN,   /* soft affinity set (or would be, in dry-run) */
 	AFF_UNCHANGED, /* already what we want: no write */
 	AFF_EMPTY,     /* target and hard mask do not intersect */
-	AFF_RT,	       /* RT/DL thread: the kernel refuses soft affinity */
+	AFF_RT,	       /* not produced: RT/DL threads take requests (status rt=) */
 	AFF_GONE,      /* ESRCH/ENOENT: thread exited meanwhile */
 	AFF_EPERM,     /* not allowed: stop managing the process */
 	AFF_EINVAL,    /* kernel rejected the mask */

@@ -66,6 +66,20 @@ bool rule_equal(const struct rule *a, const struct rule *b)
 	       cpuset_equal(&a->cpus, &b->cpus) && a->threads == b->threads;
 }
 
+void config_rule_map(const struct config *old, const struct config *cfg,
+		     int *ret)
+{
+	for (unsigned int i = 0; i < old->nrules; i++) {
+		ret[i] = -1;
+		/* Names are unique within a configuration. */
+		for (unsigned int j = 0; j < cfg->nrules; j++)
+			if (rule_equal(&old->rules[i], &cfg->rules[j])) {
+				ret[i] = (int)j;
+				break;
+			}
+	}
+}
+
 bool config_rules_equal(const struct config *a, const struct config *b)
 {
 	if (a->nrules != b->nrules)

@@ -120,6 +120,14 @@ static inline bool rule_acts_on_cgroup(const struct rule *r)
 bool rule_equal(const struct rule *a, const struct rule *b);
 /* The same rules in the same order: every process gets the same rule. */
 bool config_rules_equal(const struct config *a, const struct config *b);
+/*
+ * Pure: the rule map of a reload.  ret[i] (old->nrules entries) is the
+ * index in cfg of old's rule i, the same rule (name and every key, see
+ * rule_equal), or -1: changed or gone.  What a rule keeps over a reload
+ * (its softness, its cgroups) follows this map, computed once.
+ */
+void config_rule_map(const struct config *old, const struct config *cfg,
+		     int *ret);
 const char *ratio_mode_name(enum ratio_mode m);
 /* The drop-in directory of a main config path into ret; 0 or -ENAMETOOLONG. */
 int config_dropin_dir(const char *path, char *ret, size_t size);

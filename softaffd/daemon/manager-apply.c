@@ -49,10 +49,11 @@ static const struct ratio_req *ratio_known(struct mgr *m, int pfd,
  * The rule's ratio as the process's own soft_affinity_ratio: one write
  * for all its threads, later ones included.  want NULL: restore.
  */
-void mgr_apply_ratio(struct mgr *m, struct managed *e, int pfd,
+void mgr_apply_ratio(struct mgr *m, struct managed *e,
+		     const struct mgr_target *t, int pfd,
 		     const struct ratio *want)
 {
-	const struct rule *rule = &m->cfg->rules[e->rule];
+	const struct rule *rule = t->r;
 	struct snap *s = mgr_snap_of(m, pfd);
 	enum aff_result res;
 	char comm[128];
@@ -95,7 +96,7 @@ void mgr_apply_ratio(struct mgr *m, struct managed *e, int pfd,
 	case AFF_FOREIGN:
 		m->cnt.foreign++;
 		if (want) {
-			log_msg(mgr_rule_prio(m, e->rule),
+			log_msg(mgr_target_prio(t),
 				"pid %d (%s): soft_affinity_ratio set by hand; "
 				"leaving it alone until it execs (rule '%s')",
 				e->node.pid,
@@ -109,7 +110,7 @@ void mgr_apply_ratio(struct mgr *m, struct managed *e, int pfd,
 	default:
 		m->cnt.errors++;
 		if (!(e->flags & M_WARNED_ERROR))
-			log_msg(mgr_warn_prio(m, e->rule, RULE_WARN_ERROR),
+			log_msg(mgr_target_warn(t, RULE_WARN_ERROR),
 				"pid %d: soft_affinity_ratio: %s", e->node.pid,
 				strerror(-err));
 		e->flags |= M_WARNED_ERROR;
@@ -143,10 +144,11 @@ static struct managed *managed_parent(struct mgr *m, const struct managed *e,
  * reads the status, and *ret_threads is how many threads it counts
  * (0: not known), for the walk that follows.
  */
-static bool apply_process(struct mgr *m, struct managed *e, int pfd,
+static bool apply_process(struct mgr *m, struct managed *e,
+			  const struct mgr_target *t, int pfd,
 			  unsigned int *ret_threads)
 {
-	const struct cpuset *target = rule_target(m, e->rule);
+	const struct cpuset *target = &t->r->cpus;
 	struct cpureq cur, orig = {.state = REQ_INHERIT},
 			   want = {.state = REQ_SET, .cpus = *target};
 	bool adopt = !(e->flags & M_ADOPTED) || !(e->flags & M_PROC_OURS);
@@ -164,12 +166,12 @@ static bool apply_process(struct mgr *m, struct managed *e, int pfd,
 		r = 0;
 	}
 	if (r < 0)
-		return mgr_note_result(m, e, 0, aff_classify(r), r);
+		return mgr_note_result(m, e, t, 0, aff_classify(r), r);
 	if (adopt) {
 		/* The hard mask of the main thread: a whole process pinned away. */
 		r = mgr_read_pstatus(m, pfd, &ps);
 		if (r < 0)
-			return mgr_note_result(m, e, 0, aff_classify(r), r);
+			return mgr_note_result(m, e, t, 0, aff_classify(r), r);
 		/* A zombie leader does not count, the threads left do. */
 		*ret_threads = ps.state != 'Z' ? ps.threads : 0;
 	}
@@ -177,22 +179,22 @@ static bool apply_process(struct mgr *m, struct managed *e, int pfd,
 				   &e->proc_ours)) {
 	case AFF_PROC_KEEP:
 		e->proc_ours = *target;
-		return mgr_note_result(m, e, 0, AFF_UNCHANGED, 0);
+		return mgr_note_result(m, e, t, 0, AFF_UNCHANGED, 0);
 	case AFF_PROC_RETARGET:
 		res = m->dry_run ? AFF_WRITTEN
 				 : aff_write_soft(pfd, 0, &want, &err);
 		if (res == AFF_WRITTEN && !m->dry_run)
 			e->proc_ours = *target;
-		return mgr_note_result(m, e, 0, res, err);
+		return mgr_note_result(m, e, t, 0, res, err);
 	case AFF_PROC_HAND:
 		was = managed_hand(e);
 		e->flags |= M_PROC_HAND;
 		mgr_hand_note(m, e, was);
 		e->flags &= ~(unsigned int)M_HAND_LOGGED;
-		mgr_log_hand(m, e, pfd, 0);
+		mgr_log_hand(m, e, t, pfd, 0);
 		return true;
 	case AFF_PROC_EMPTY:
-		return mgr_note_result(m, e, 0, AFF_EMPTY, 0);
+		return mgr_note_result(m, e, t, 0, AFF_EMPTY, 0);
 	case AFF_PROC_TAKE:
 		/* The rule's CPUs are a managed parent's, copied by fork. */
 		p = managed_parent(m, e, target);
@@ -213,13 +215,13 @@ static bool apply_process(struct mgr *m, struct managed *e, int pfd,
 		e->proc_ours = *target;
 		e->flags |= M_PROC_OURS;
 	}
-	return mgr_note_result(m, e, 0, res, err);
+	return mgr_note_result(m, e, t, 0, res, err);
 }
 
-void mgr_apply_proc(struct mgr *m, struct managed *e, int pfd,
-		    enum walk walk)
+void mgr_apply_proc(struct mgr *m, struct managed *e,
+		    const struct mgr_target *t, int pfd, enum walk walk)
 {
-	const struct rule *rule = &m->cfg->rules[e->rule];
+	const struct rule *rule = t->r;
 	bool all = rule->threads == THREADS_ALL;
 	/* Adopted again (exec, SIGUSR1): its process level was ours. */
 	bool retake = !(e->flags & M_ADOPTED) && (e->flags & M_PROC_OURS);
@@ -236,19 +238,20 @@ void mgr_apply_proc(struct mgr *m, struct managed *e, int pfd,
 		return;
 	if (walk == WALK_ALL && (!e->walk || !e->walk->all)) {
 		/* A walk starts: the process level and the ratio first. */
-		if (all && !apply_process(m, e, pfd, &nthreads)) {
+		if (all && !apply_process(m, e, t, pfd, &nthreads)) {
 			mgr_walk_free(e);
 			return;
 		}
-		mgr_apply_ratio(m, e, pfd, &m->rules[e->rule].st.ratio);
+		mgr_apply_ratio(m, e, t, pfd, &t->mr->st.ratio);
 		if (e->flags & M_IGNORED)
 			return;
 	}
-	if (!mgr_walk_threads(m, e, pfd, walk, MGR_WALK_CAP, retake,
+	if (!mgr_walk_threads(m, e, t, pfd, walk, MGR_WALK_CAP, retake,
 			      nthreads)) {
 		/* The rest in a later flush, behind those waiting now. */
 		if (dirtyq_mark(&m->dirty, e->node.pid, D_THREADS, 0) < 0)
-			mgr_walk_threads(m, e, pfd, walk, UINT_MAX, retake, 0);
+			mgr_walk_threads(m, e, t, pfd, walk, UINT_MAX, retake,
+					 0);
 		else
 			return;
 	}
@@ -293,26 +296,29 @@ static void restore_process(struct mgr *m, struct managed *e, int pfd)
 void mgr_apply_rule_ratio(struct mgr *m, int pid)
 {
 	struct managed *e = mgr_lookup(m, pid);
+	struct mgr_target t;
 	int pfd;
 
 	if (!e || (e->flags & (M_CGROUP | M_IGNORED)))
 		return;
+	t = mgr_target(m, e->rule);
 	pfd = mgr_open_same(m, e);
 	if (pfd < 0)
 		return;
-	mgr_apply_ratio(m, e, pfd, &m->rules[e->rule].st.ratio);
+	mgr_apply_ratio(m, e, &t, pfd, &t.mr->st.ratio);
 	close(pfd);
 }
 
-void mgr_restore_proc(struct mgr *m, struct managed *e, int pfd)
+void mgr_restore_proc(struct mgr *m, struct managed *e,
+		      const struct mgr_target *t, int pfd)
 {
 	if (e->flags & (M_IGNORED | M_CGROUP))
 		return;
 	mgr_walk_free(e);
 	restore_process(m, e, pfd);
-	if (m->cfg->rules[e->rule].threads == THREADS_MAIN)
-		mgr_restore_threads(m, e, pfd);
-	mgr_apply_ratio(m, e, pfd, NULL);
+	if (t->r->threads == THREADS_MAIN)
+		mgr_restore_threads(m, e, t, pfd);
+	mgr_apply_ratio(m, e, t, pfd, NULL);
 }
 
 /* Start over with e: adopt all its threads on the next apply. */
@@ -330,16 +336,16 @@ void mgr_readopt_proc(struct mgr *m, struct managed *e)
 	mgr_hand_note(m, e, was);
 }
 
-void mgr_unmanage(struct mgr *m, struct managed *e, int pfd,
-		  const char *why)
+void mgr_unmanage(struct mgr *m, struct managed *e,
+		  const struct mgr_target *t, int pfd, const char *why)
 {
 	char comm[128];
 
-	log_msg(mgr_rule_prio(m, e->rule), "pid %d (%s) leaves rule '%s' (%s)",
+	log_msg(mgr_target_prio(t), "pid %d (%s) leaves rule '%s' (%s)",
 		e->node.pid, procfs_escape(e->comm, comm, sizeof(comm)),
-		m->cfg->rules[e->rule].name, why);
+		t->r->name, why);
 	if (pfd >= 0)
-		mgr_restore_proc(m, e, pfd);
+		mgr_restore_proc(m, e, t, pfd);
 	mgr_drop(m, e);
 }
 
@@ -357,7 +363,7 @@ void mgr_restore_inherited(struct mgr *m, struct other *o)
 	 */
 	if (!o->inherit || o->inherit > m->cfg->nrules || !o->starttime)
 		return;
-	target = rule_target(m, o->inherit - 1);
+	target = &m->cfg->rules[o->inherit - 1].cpus;
 	pfd = procfs_open_pid_at(m->proc_fd, m->roots.proc, o->node.pid);
 	if (pfd < 0)
 		return;

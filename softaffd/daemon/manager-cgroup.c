@@ -52,12 +52,30 @@ void mgr_cg_entry_free(struct mgr *m, struct cg_entry *c)
 	c->path = NULL;
 }
 
+/* The rule's cgroups read afresh: the baselines of its next sample. */
+static void rule_wake(struct mgr *m, struct mgr_rule *mr, unsigned int rule,
+		      uint64_t now)
+{
+	if (!mr->st.asleep)
+		return;
+	mr->st.asleep = false;
+	for (size_t k = 0; k < m->ncgs; k++) {
+		struct cg_entry *c = &m->cgs[k];
+
+		if (c->rule == rule)
+			c->have_prev = cgstat_read(m->roots.sys, c->path,
+						   &c->prev) == 0;
+	}
+	mr->sampled_ms = now;
+}
+
 /*
  * A new trigger into the poll set (the watch hook).  Without one, or
  * when the hook refuses it, the rule reads its cgroups' counters every
  * interval; said once.
  */
-static void cg_watch(struct mgr *m, struct cg_entry *c)
+static void cg_watch(struct mgr *m, struct cg_entry *c,
+		     const struct mgr_target *t)
 {
 	int r = c->psi_fd;
 
@@ -74,7 +92,7 @@ static void cg_watch(struct mgr *m, struct cg_entry *c)
 			 * than when its stall first fills a trigger window
 			 * (a short job is over by then).
 			 */
-			mgr_rule_wake(m, c->rule, now_ms());
+			rule_wake(m, t->mr, t->rule, now_ms());
 			return;
 		}
 		close(c->psi_fd);
@@ -117,22 +135,23 @@ static struct cg_entry *cg_find(struct mgr *m, const char *path)
  * set (and falls back to reading the counters each interval when it
  * cannot).
  */
-static void cg_init(struct mgr *m, struct cg_entry *c, unsigned int rule,
-		    uint64_t id, const struct pref_req *orig)
+static void cg_init(struct mgr *m, struct cg_entry *c,
+		    const struct mgr_target *t, uint64_t id,
+		    const struct pref_req *orig)
 {
 	c->id = id;
-	c->rule = rule;
+	c->rule = t->rule;
 	c->orig = *orig;
 	c->written = c->foreign = c->have_prev = c->psi_watched = false;
 	c->psi_fd = -ENOENT;
-	if (m->cfg->rules[rule].softness.kind == SOFT_ADAPTIVE)
+	if (t->r->softness.kind == SOFT_ADAPTIVE)
 		c->psi_fd = cgstat_trigger_open(m->roots.sys, c->path,
 						MGR_PSI_THRESHOLD_US,
 						MGR_PSI_WINDOW_US);
 }
 
 static struct cg_entry *cg_add(struct mgr *m, const char *path,
-			       unsigned int rule, uint64_t id,
+			       const struct mgr_target *t, uint64_t id,
 			       const struct pref_req *orig)
 {
 	struct cg_entry *grown = realloc(m->cgs, (m->ncgs + 1) * sizeof(*grown));
@@ -146,9 +165,9 @@ static struct cg_entry *cg_add(struct mgr *m, const char *path,
 	c->path = strdup(path);
 	if (!c->path)
 		return NULL;
-	cg_init(m, c, rule, id, orig);
+	cg_init(m, c, t, id, orig);
 	m->ncgs++;
-	cg_watch(m, c);
+	cg_watch(m, c, t);
 	return c;
 }
 
@@ -160,14 +179,15 @@ static struct cg_entry *cg_add(struct mgr *m, const char *path,
  * and what we wrote (else the new one's own value would look foreign),
  * its counters, its trigger.
  */
-static void cg_renew(struct mgr *m, struct cg_entry *c, uint64_t id,
+static void cg_renew(struct mgr *m, struct cg_entry *c,
+		     const struct mgr_target *t, uint64_t id,
 		     const struct pref_req *cur)
 {
 	log_debug("cgroup %s: made again (id %llu, was %llu): starting over",
 		  c->path, (unsigned long long)id, (unsigned long long)c->id);
 	cg_trigger_close(m, c);
-	cg_init(m, c, c->rule, id, cur);
-	cg_watch(m, c);
+	cg_init(m, c, t, id, cur);
+	cg_watch(m, c, t);
 }
 
 void mgr_cg_forget(struct mgr *m, size_t k)
@@ -207,11 +227,12 @@ static int cg_write(struct mgr *m, const char *path, const struct pref_req *cur,
  * Put rule's preference on the cgroup at path.  -ENOENT when it has no
  * cpuset.cpus.preferred (then the caller falls back to the threads).
  */
-int mgr_cg_apply(struct mgr *m, unsigned int rule, const char *path)
+int mgr_cg_apply(struct mgr *m, const struct mgr_target *t,
+		 const char *path)
 {
-	const struct rule *ru = &m->cfg->rules[rule];
+	const struct rule *ru = t->r;
 	struct cg_entry *c = cg_find(m, path);
-	const struct ratio *ratio = &m->rules[rule].st.ratio;
+	const struct ratio *ratio = &t->mr->st.ratio;
 	struct pref_req cur, want = {
 		.cpus = {REQ_SET, ru->cpus},
 		.ratio = {REQ_SET, *ratio},
@@ -235,16 +256,16 @@ int mgr_cg_apply(struct mgr *m, unsigned int rule, const char *path)
 	if (r < 0)
 		return r;
 	if (!c) {
-		c = cg_add(m, path, rule, id, &cur);
+		c = cg_add(m, path, t, id, &cur);
 		if (!c)
 			return -ENOMEM;
 	} else if (c->id != id) {
-		cg_renew(m, c, id, &cur);
+		cg_renew(m, c, t, id, &cur);
 	}
 	if (c->foreign || pref_req_equal(&cur, &want))
 		goto done;
 	if (c->written && !pref_req_equal(&cur, &c->ours)) {
-		log_msg(mgr_warn_prio(m, rule, RULE_WARN_CGROUP),
+		log_msg(mgr_target_warn(t, RULE_WARN_CGROUP),
 			"cgroup %s: cpuset.cpus.preferred or its ratio was "
 			"changed by someone else; leaving it alone (rule '%s')",
 			path, ru->name);
@@ -267,7 +288,7 @@ int mgr_cg_apply(struct mgr *m, unsigned int rule, const char *path)
 		"cgroup %s: preferred %s, ratio %u:%u (rule '%s')", path, cpus,
 		ratio->allowed, ratio->preferred, ru->name);
 done:
-	c->rule = rule;
+	c->rule = t->rule;
 	if (!c->foreign && !m->dry_run) {
 		c->ours = want;
 		c->written = true;
@@ -292,24 +313,24 @@ void mgr_cg_restore(struct mgr *m, struct cg_entry *c)
 }
 
 /* Act on the cgroup of s for its cgroup-mode rule; false: do threads. */
-bool mgr_cg_eval(struct mgr *m, const struct snap *s, unsigned int rule)
+bool mgr_cg_eval(struct mgr *m, const struct snap *s,
+		 const struct mgr_target *t)
 {
-	struct mgr_rule *mr = &m->rules[rule];
+	struct mgr_rule *mr = t->mr;
 	char path[sizeof(s->cgroup)] = "?";
 	int r;
 
 	if (!mr->st.cg_mode || !s->a.cgroup)
 		return false;
-	r = rules_cgroup_target(&m->cfg->rules[rule], s->a.cgroup, path,
-				sizeof(path));
+	r = rules_cgroup_target(t->r, s->a.cgroup, path, sizeof(path));
 	if (r == 0)
-		r = mgr_cg_apply(m, rule, path);
+		r = mgr_cg_apply(m, t, path);
 	if (r == 0)
 		return true;
 	if (!mr->cg_fallback_logged)
 		log_warn("rule '%s': cannot set the preference of cgroup %s "
 			 "(%s%s); setting each process's own preference instead",
-			 m->cfg->rules[rule].name, path, strerror(-r),
+			 t->r->name, path, strerror(-r),
 			 r == -ENOENT ? ": no cpuset.cpus.preferred there, "
 					"the cpuset controller is not enabled "
 					"for it (AllowedCPUs= on the unit does)"
@@ -320,20 +341,8 @@ bool mgr_cg_eval(struct mgr *m, const struct snap *s, unsigned int rule)
 
 void mgr_rule_wake(struct mgr *m, unsigned int rule, uint64_t now)
 {
-	struct mgr_rule *mr;
-
-	if (rule >= m->cfg->nrules || !m->rules[rule].st.asleep)
-		return;
-	mr = &m->rules[rule];
-	mr->st.asleep = false;
-	for (size_t k = 0; k < m->ncgs; k++) {
-		struct cg_entry *c = &m->cgs[k];
-
-		if (c->rule == rule)
-			c->have_prev = cgstat_read(m->roots.sys, c->path,
-						   &c->prev) == 0;
-	}
-	mr->sampled_ms = now;
+	if (rule < m->cfg->nrules)
+		rule_wake(m, &m->rules[rule], rule, now);
 }
 
 bool mgr_rule_triggers_armed(const struct mgr *m, unsigned int rule)

@@ -16,13 +16,13 @@
 
 /* ---- decide: which rule, reading attributes as the rules ask ---- */
 
-int mgr_match(struct mgr *m)
+int mgr_match(struct mgr *m, const struct config *cfg)
 {
 	struct snap *s = m->snap;
 	unsigned int at = 0, need = 0;
 	int r;
 
-	while ((r = rules_match_from(m->cfg, &s->a, at, &at, &need)) ==
+	while ((r = rules_match_from(cfg, &s->a, at, &at, &need)) ==
 	       RULES_NEED)
 		mgr_snap_load(m, need);
 	if (s->a.regex_skipped) {
@@ -98,6 +98,8 @@ static bool cached(struct mgr *m, struct managed *e, enum walk walk)
 	struct other *o = mgr_other_lookup(m, s->pid);
 
 	if (e && !strcmp(e->comm, s->st.comm)) {
+		struct mgr_target t = mgr_target(m, e->rule);
+
 		m->cnt.cached++;
 		/*
 		 * A rename to the same name (6.1 reports every PR_SET_NAME)
@@ -105,7 +107,8 @@ static bool cached(struct mgr *m, struct managed *e, enum walk walk)
 		 * on; masks set by hand are found by full scans (reload,
 		 * SIGUSR1) and exec.
 		 */
-		mgr_apply_proc(m, e, s->pfd, walk == WALK_ALL ? WALK_NONE : walk);
+		mgr_apply_proc(m, e, &t, s->pfd,
+			       walk == WALK_ALL ? WALK_NONE : walk);
 		return true;
 	}
 	if (!e && o && !o->recheck && o->starttime == s->st.starttime &&
@@ -209,6 +212,7 @@ void mgr_eval(struct mgr *m, unsigned int why, unsigned int inherit,
 {
 	struct snap *s = m->snap;
 	struct managed *e = mgr_lookup(m, s->pid);
+	struct mgr_target t;
 	char comm[128];
 	bool ctr;
 	int rule;
@@ -237,14 +241,15 @@ void mgr_eval(struct mgr *m, unsigned int why, unsigned int inherit,
 		return;
 	if (!e && forked_like_parent(m, why, inherit))
 		return;
-	rule = mgr_match(m);
+	rule = mgr_match(m, m->cfg);
 	ctr = rule >= 0 && left_to_container(m, why, (unsigned int)rule);
 	if (e && !ctr && (why & D_EXEC) && rule == (int)e->rule)
 		mgr_readopt_proc(m, e); /* only the leader survives an exec */
 	if (rule < 0 || ctr) {
 		if (e) {
+			t = mgr_target(m, e->rule);
 			inherit = e->rule + 1;
-			mgr_unmanage(m, e, s->pfd,
+			mgr_unmanage(m, e, &t, s->pfd,
 				     ctr ? "its container's annotations set "
 					   "its preference"
 					 : "no longer matches");
@@ -253,7 +258,8 @@ void mgr_eval(struct mgr *m, unsigned int why, unsigned int inherit,
 		return;
 	}
 	if (e && e->rule != (unsigned int)rule) {
-		mgr_unmanage(m, e, s->pfd, "matches another rule now");
+		t = mgr_target(m, e->rule);
+		mgr_unmanage(m, e, &t, s->pfd, "matches another rule now");
 		e = NULL;
 	}
 	if (!e) {
@@ -272,11 +278,12 @@ void mgr_eval(struct mgr *m, unsigned int why, unsigned int inherit,
 	}
 	snprintf(e->comm, sizeof(e->comm), "%s", s->st.comm);
 	e->attrs = mgr_snap_digest(s);
-	if (mgr_cg_eval(m, s, (unsigned int)rule))
+	t = mgr_target(m, (unsigned int)rule);
+	if (mgr_cg_eval(m, s, &t))
 		e->flags |= M_CGROUP;
 	else
 		e->flags &= ~(unsigned int)M_CGROUP;
-	mgr_apply_proc(m, e, s->pfd, walk);
+	mgr_apply_proc(m, e, &t, s->pfd, walk);
 }
 
 /* A pid that cannot be read any more: forget it. */

@@ -73,7 +73,7 @@ static unsigned int sample_proc(struct mgr *m, struct managed *e, int pfd,
 				uint64_t now_ms, uint64_t prev_ms,
 				unsigned int cap, bool *counted)
 {
-	const struct cpuset *pref = rule_target(m, e->rule);
+	const struct cpuset *pref = &m->cfg->rules[e->rule].cpus;
 	int n = procfs_read_tids(pfd, &m->tids, &m->tids_cap);
 	bool fresh = prev_ms && e->sampled_ms == prev_ms;
 	struct rule_figures d = {0};

@@ -6,20 +6,26 @@
  * The manager's own state and what its files share; only they (and the
  * unit tests) include this.  One way through for every process:
  *
- *   event or scan -> dirty queue -> snapshot (procfs, through one fd on
- *   <proc>/PID) -> decision (rules.c, affinity.c's aff_decide: pure;
- *   container.c: a container's annotations win) -> writes (affinity.c)
- *   -> log and counters.
+ *   event or scan -> dirty queue -> snapshot (procsnap.c, through one fd
+ *   on <proc>/PID) -> decision (rules.c; affinity.c's aff_decide*: pure;
+ *   container.c: a container's annotations win) -> the target of the
+ *   write (struct mgr_target) -> writes -> report (counters, log).
  *
- *   manager.c          lifetime, the process tables, per-rule state
- *   manager-events.c   connector events into the dirty queue, its flush
- *   manager-scan.c     the sliced walk of <proc>
- *   manager-eval.c     gather one process, decide its rule
- *   manager-apply.c    writes: adopt and restore the process level, ratios
+ * Its files, bottom to top: each calls only those listed before it,
+ * never one after (tools/layers; tools/callgraph counts):
+ *
+ *   manager-state.c    the tables, identity, per-rule bookkeeping, logs
+ *   procsnap.c         gather one process: the snapshot
+ *   manager-report.c   count and log what a write came to
  *   manager-threads.c  a process's threads: capped walks, hand-set ones
  *   manager-cgroup.c   rules that act on cgroups, their PSI triggers
+ *   manager-apply.c    the process level and the ratio; restore
  *   manager-figures.c  per-rule figures: samples of threads and cgroups
+ *   manager-eval.c     decide one process's rule, hand it to the writes
+ *   manager-scan.c     the sliced walk of <proc>
+ *   manager-events.c   connector events into the dirty queue, its flush
  *   manager-reload.c   a new configuration over the managed processes
+ *   manager.c          the facade: lifetime, stop, a rule's ratio
  *
  * The pid tables are pidtable.c, the dirty queue dirtyq.c, the
  * per-thread ownership owned.c, the sliced /proc walk scanner.c.
@@ -294,10 +300,25 @@ static inline struct managed *as_managed(struct pidnode *n)
 	return (struct managed *)n; /* node is the first member */
 }
 
-static inline const struct cpuset *rule_target(const struct mgr *m,
-					       unsigned int rule)
+/*
+ * What a write is for: a rule of one configuration and the manager's
+ * bookkeeping of it (the ratio in force, its logs and warnings).  Eval
+ * builds it from the configuration in force; reload builds one from the
+ * old configuration (to restore) and one from the new (to write), and
+ * never swaps m->cfg.  The writes (apply, threads, cgroup, report) take
+ * it as an argument and read no rule of a process from m.
+ */
+struct mgr_target {
+	unsigned int rule;    /* index in its configuration */
+	const struct rule *r; /* name, cpus, threads, softness */
+	struct mgr_rule *mr;  /* ratio, cg_mode, logs, warnings */
+};
+
+/* rule of the configuration in force. */
+static inline struct mgr_target mgr_target(struct mgr *m, unsigned int rule)
 {
-	return &m->cfg->rules[rule].cpus;
+	return (struct mgr_target){rule, &m->cfg->rules[rule],
+				   &m->rules[rule]};
 }
 
 /* manager-state.c */
@@ -324,11 +345,16 @@ void mgr_drop(struct mgr *m, struct managed *e);
 void mgr_tick(struct mgr *m, unsigned long i);
 /* The priority of a line about one process of rule: rate-limited. */
 int mgr_rule_prio(struct mgr *m, unsigned int rule);
-int mgr_warn_prio(struct mgr *m, unsigned int rule, enum rule_warn kind);
-/* Per-rule state for cfg; unchanged rules of old keep theirs.  NULL: ENOMEM. */
+int mgr_target_prio(const struct mgr_target *t);
+int mgr_target_warn(const struct mgr_target *t, enum rule_warn kind);
+/*
+ * Per-rule state for cfg; a rule of the old configuration that map
+ * (config_rule_map, nold entries) carries over keeps its own.  NULL:
+ * ENOMEM.
+ */
 struct mgr_rule *mgr_rules_new(const struct config *cfg,
-			       const struct config *old,
-			       const struct mgr_rule *old_rules);
+			       const struct mgr_rule *old_rules,
+			       const int *map, unsigned int nold);
 
 /* procsnap.c */
 /* Open <proc>/PID into m->snap and read its stat.  0 or -errno (gone). */
@@ -355,7 +381,7 @@ static inline void mgr_snap_wrote_thread(struct mgr *m)
 	m->snap->leader_inherits = false;
 }
 /* The rule m->snap matches, reading attributes as the rules ask; -1: none. */
-int mgr_match(struct mgr *m);
+int mgr_match(struct mgr *m, const struct config *cfg);
 /*
  * A fork event of managed parent p: book the child under p's rule
  * without reading it, if p's state tells all.  False: evaluate it.
@@ -373,26 +399,32 @@ void mgr_eval_now(struct mgr *m, int pid, unsigned int why,
  * Count and log what a write to e (tid: one thread, 0: the process
  * level) came to.  False: stop, the process is no longer managed.
  */
-bool mgr_note_result(struct mgr *m, struct managed *e, int tid,
-		     enum aff_result res, int err);
+bool mgr_note_result(struct mgr *m, struct managed *e,
+		     const struct mgr_target *t, int tid, enum aff_result res,
+		     int err);
 /* e's request at tid (0: the process level) is someone else's: say so. */
-void mgr_log_hand(struct mgr *m, struct managed *e, int pfd, int tid);
+void mgr_log_hand(struct mgr *m, struct managed *e,
+		  const struct mgr_target *t, int pfd, int tid);
 
 /* manager-apply.c */
 /*
  * The rule's ratio as the process's own soft_affinity_ratio: one write
  * for all its threads, later ones included.  want NULL: restore.
  */
-void mgr_apply_ratio(struct mgr *m, struct managed *e, int pfd,
+void mgr_apply_ratio(struct mgr *m, struct managed *e,
+		     const struct mgr_target *t, int pfd,
 		     const struct ratio *want);
-void mgr_apply_proc(struct mgr *m, struct managed *e, int pfd,
+void mgr_apply_proc(struct mgr *m, struct managed *e,
+		    const struct mgr_target *t, int pfd,
 		    enum walk walk);
-void mgr_restore_proc(struct mgr *m, struct managed *e, int pfd);
+void mgr_restore_proc(struct mgr *m, struct managed *e,
+		      const struct mgr_target *t, int pfd);
 /* e's process directory if it is still e's process, or -1 (e dropped). */
 int mgr_open_same(struct mgr *m, struct managed *e);
 /* Start over with e: adopt all its threads on the next apply. */
 void mgr_readopt_proc(struct mgr *m, struct managed *e);
-void mgr_unmanage(struct mgr *m, struct managed *e, int pfd,
+void mgr_unmanage(struct mgr *m, struct managed *e,
+		  const struct mgr_target *t, int pfd,
 		  const char *why);
 /*
  * The ratio of pid's rule as it is now, if pid is still the managed
@@ -408,11 +440,13 @@ void mgr_restore_inherited(struct mgr *m, struct other *o);
  * threads its status counted now (0: not read), 1 sparing the listing
  * of task/.  True when it is complete, false: more to do (e->walk).
  */
-bool mgr_walk_threads(struct mgr *m, struct managed *e, int pfd,
+bool mgr_walk_threads(struct mgr *m, struct managed *e,
+		      const struct mgr_target *t, int pfd,
 		      enum walk walk, unsigned int cap, bool retake,
 		      unsigned int nthreads);
 /* threads = "main": every thread's request back to inherit, if ours. */
-void mgr_restore_threads(struct mgr *m, struct managed *e, int pfd);
+void mgr_restore_threads(struct mgr *m, struct managed *e,
+			 const struct mgr_target *t, int pfd);
 /* Undo one thread's request (inherit) if it is still target, ours. */
 bool mgr_reset_thread(struct mgr *m, int pid, int pfd, int tid,
 		      const struct cpuset *target);
@@ -422,8 +456,10 @@ void mgr_reset_threads(struct mgr *m, int pid, int pfd,
 
 /* manager-cgroup.c */
 /* Act on the cgroup of s for its cgroup-mode rule; false: do threads. */
-bool mgr_cg_eval(struct mgr *m, const struct snap *s, unsigned int rule);
-int mgr_cg_apply(struct mgr *m, unsigned int rule, const char *path);
+bool mgr_cg_eval(struct mgr *m, const struct snap *s,
+		 const struct mgr_target *t);
+int mgr_cg_apply(struct mgr *m, const struct mgr_target *t,
+		 const char *path);
 void mgr_cg_restore(struct mgr *m, struct cg_entry *c);
 /* Free c: its trigger out of the poll set (unwatch hook), then closed. */
 void mgr_cg_entry_free(struct mgr *m, struct cg_entry *c);

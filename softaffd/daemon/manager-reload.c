@@ -35,6 +35,7 @@
 struct reload {
 	const struct config *old_cfg, *cfg;
 	struct mgr_rule *old_rules, *rules;
+	int *map; /* old rule -> the same rule in cfg, or -1 (config_rule_map) */
 	unsigned int kept, written, restored, gone;
 };
 
@@ -46,43 +47,37 @@ static int rule_by_name(const struct config *c, const char *name)
 	return -1;
 }
 
-/* Rule old_rule of old as it is in cfg (index), or -1: changed or gone. */
-static int same_rule(const struct config *old, unsigned int old_rule,
-		     const struct config *cfg)
-{
-	const struct rule *r = &old->rules[old_rule];
-	int nr = rule_by_name(cfg, r->name);
-
-	return nr >= 0 && rule_equal(r, &cfg->rules[nr]) ? nr : -1;
-}
-
 /*
  * A rule of cfg with old_rule's mask, the same rule first: what a child
  * queued as carrying old_rule's mask carries under cfg.  -1: none.
  */
-static int rule_with_mask(const struct config *old, unsigned int old_rule,
-			  const struct config *cfg)
+static int rule_with_mask(const struct reload *rl, unsigned int old_rule)
 {
-	int nr = same_rule(old, old_rule, cfg);
+	int nr = rl->map[old_rule];
 
-	for (unsigned int i = 0; nr < 0 && i < cfg->nrules; i++)
-		if (cpuset_equal(&cfg->rules[i].cpus,
-				 &old->rules[old_rule].cpus))
+	for (unsigned int i = 0; nr < 0 && i < rl->cfg->nrules; i++)
+		if (cpuset_equal(&rl->cfg->rules[i].cpus,
+				 &rl->old_cfg->rules[old_rule].cpus))
 			nr = (int)i;
 	return nr;
 }
 
-/* The manager's functions read m->cfg and m->rules: either side's. */
-static void use_old(struct mgr *m, const struct reload *rl)
+/*
+ * The target of a write (manager-internal.h): rule of the old
+ * configuration, for what is restored; of the new one, for what is
+ * written.  m->cfg stays the old configuration until the end.
+ */
+static struct mgr_target old_target(const struct reload *rl,
+				    unsigned int rule)
 {
-	m->cfg = rl->old_cfg;
-	m->rules = rl->old_rules;
+	return (struct mgr_target){rule, &rl->old_cfg->rules[rule],
+				   &rl->old_rules[rule]};
 }
 
-static void use_new(struct mgr *m, const struct reload *rl)
+static struct mgr_target new_target(const struct reload *rl, unsigned int rule)
 {
-	m->cfg = rl->cfg;
-	m->rules = rl->rules;
+	return (struct mgr_target){rule, &rl->cfg->rules[rule],
+				   &rl->rules[rule]};
 }
 
 /* e (old index) goes under rule nr of the new configuration. */
@@ -94,20 +89,21 @@ static void move(struct reload *rl, struct managed *e, unsigned int nr)
 }
 
 /*
- * The rule of the new configuration (m->cfg) e's process falls under.
+ * The rule of the new configuration cfg e's process falls under.
  * From what is known first: the comm it had when last evaluated (a
  * change since is an event of its own, queued).  Only when a rule needs
  * more is the process opened into m->snap (its stat read again, which
  * also tells it is still the same process) and the rest read as the
  * rules ask.  A rule index, RULES_NONE, or -ESRCH: the process is gone.
  */
-static int rematch(struct mgr *m, struct managed *e)
+static int rematch(struct mgr *m, const struct config *cfg,
+		   struct managed *e)
 {
 	struct proc_attrs a = {.loaded = NEED_COMM,
 			       .comm = e->comm,
 			       .regex_budget = RULES_REGEX_BUDGET};
 	unsigned int at = 0, need = 0;
-	int r = rules_match_from(m->cfg, &a, 0, &at, &need);
+	int r = rules_match_from(cfg, &a, 0, &at, &need);
 
 	if (r != RULES_NEED) {
 		m->cnt.cached++;
@@ -116,7 +112,7 @@ static int rematch(struct mgr *m, struct managed *e)
 	if (mgr_snap_open(m, e->node.pid) < 0 ||
 	    !mgr_same_process(m, e, &m->snap->st))
 		return -ESRCH;
-	return mgr_match(m);
+	return mgr_match(m, cfg);
 }
 
 /* Does rule nr (new) ask of e's process what its rule (old) asked? */
@@ -128,7 +124,7 @@ static bool same_preference(const struct reload *rl, const struct managed *e,
 
 	if ((e->flags & M_CGROUP) && rl->rules[nr].st.cg_mode)
 		/* The same rule: its cgroup and that entry stay as they are. */
-		return !strcmp(o->name, n->name) && rule_equal(o, n) &&
+		return rl->map[e->rule] == (int)nr &&
 		       ratio_equal(rl->old_rules[e->rule].st.ratio,
 				   rl->rules[nr].st.ratio);
 	if ((e->flags & M_CGROUP) || rl->rules[nr].st.cg_mode)
@@ -147,8 +143,8 @@ static bool same_preference(const struct reload *rl, const struct managed *e,
 static void retarget(struct mgr *m, struct reload *rl, struct managed *e,
 		     int pfd, unsigned int nr)
 {
-	const struct rule *o = &rl->old_cfg->rules[e->rule];
-	const struct rule *n = &rl->cfg->rules[nr];
+	struct mgr_target ot = old_target(rl, e->rule), nt = new_target(rl, nr);
+	const struct rule *o = ot.r, *n = nt.r;
 	bool was_cg = e->flags & M_CGROUP;
 	char comm[128];
 
@@ -158,7 +154,7 @@ static void retarget(struct mgr *m, struct reload *rl, struct managed *e,
 		 * thread's): ours at the old one goes first, and the apply
 		 * right after sets the new one.
 		 */
-		mgr_restore_proc(m, e, pfd);
+		mgr_restore_proc(m, e, &ot, pfd);
 		owned_keep_hand(&e->own);
 	}
 	mgr_walk_free(e); /* a walk in progress was for the old rule */
@@ -170,9 +166,7 @@ static void retarget(struct mgr *m, struct reload *rl, struct managed *e,
 		  e->node.pid, procfs_escape(e->comm, comm, sizeof(comm)),
 		  o->name, n->name);
 	move(rl, e, nr);
-	use_new(m, rl);
-	mgr_apply_proc(m, e, pfd, WALK_ALL);
-	use_old(m, rl);
+	mgr_apply_proc(m, e, &nt, pfd, WALK_ALL);
 	rl->written++;
 }
 
@@ -185,17 +179,12 @@ static void retarget(struct mgr *m, struct reload *rl, struct managed *e,
 static bool to_cgroup(struct mgr *m, struct reload *rl, struct managed *e,
 		      unsigned int nr)
 {
-	bool ok;
+	struct mgr_target ot = old_target(rl, e->rule), nt = new_target(rl, nr);
 
-	if (m->snap->pfd < 0)
-		return false;
-	use_new(m, rl);
-	ok = mgr_cg_eval(m, m->snap, nr);
-	use_old(m, rl);
-	if (!ok)
+	if (m->snap->pfd < 0 || !mgr_cg_eval(m, m->snap, &nt))
 		return false;
 	if (!(e->flags & M_CGROUP)) {
-		mgr_restore_proc(m, e, m->snap->pfd);
+		mgr_restore_proc(m, e, &ot, m->snap->pfd);
 		owned_keep_hand(&e->own);
 		e->flags &= ~(unsigned int)M_ADOPTED;
 		e->flags |= M_CGROUP;
@@ -206,18 +195,17 @@ static bool to_cgroup(struct mgr *m, struct reload *rl, struct managed *e,
 }
 
 /*
- * One managed process under the new rules.  m is on the old side: e's
- * rule is an old index until move().
+ * One managed process under the new rules.  m->cfg and m->rules are
+ * the old ones throughout: e's rule is an old index until move().
  */
 static void reload_proc(struct mgr *m, struct reload *rl, struct managed *e)
 {
+	struct mgr_target ot;
 	int nr, pfd;
 	bool opened;
 
 	mgr_snap_close(m->snap);
-	use_new(m, rl);
-	nr = rematch(m, e);
-	use_old(m, rl);
+	nr = rematch(m, rl->cfg, e);
 	if (nr == -ESRCH) {
 		rl->gone++;
 		mgr_drop(m, e);
@@ -243,7 +231,8 @@ static void reload_proc(struct mgr *m, struct reload *rl, struct managed *e)
 		retarget(m, rl, e, pfd, (unsigned int)nr);
 	} else {
 		rl->restored++;
-		mgr_unmanage(m, e, pfd,
+		ot = old_target(rl, e->rule);
+		mgr_unmanage(m, e, &ot, pfd,
 			     rule_by_name(rl->cfg, rl->old_cfg->rules[e->rule]
 							   .name) < 0
 				     ? "rule removed; matches no rule now"
@@ -267,7 +256,7 @@ static void reload_cgroups(struct mgr *m, const struct reload *rl,
 	for (size_t k = 0; k < m->ncgs; k++) {
 		struct cg_entry *c = &m->cgs[k];
 		int nr = k < nold && c->rule == CG_UNCLAIMED
-				 ? same_rule(rl->old_cfg, old_rule[k], rl->cfg)
+				 ? rl->map[old_rule[k]]
 				 : (int)c->rule;
 
 		if (nr >= 0) {
@@ -296,8 +285,7 @@ static void reload_others(struct mgr *m, const struct reload *rl)
 	pidtable_for_each (&m->others, n, next) {
 		struct other *o = (struct other *)n;
 		int nr = o->inherit && o->inherit <= rl->old_cfg->nrules
-				 ? rule_with_mask(rl->old_cfg, o->inherit - 1,
-						  rl->cfg)
+				 ? rule_with_mask(rl, o->inherit - 1)
 				 : -1;
 
 		if (o->inherit && nr < 0)
@@ -318,8 +306,7 @@ static void reload_dirty(struct mgr *m, const struct reload *rl)
 {
 	for (struct dirty *d = m->dirty.head; d; d = d->next) {
 		int nr = d->inherit && d->inherit <= rl->old_cfg->nrules
-				 ? rule_with_mask(rl->old_cfg, d->inherit - 1,
-						  rl->cfg)
+				 ? rule_with_mask(rl, d->inherit - 1)
 				 : -1;
 
 		d->inherit = nr >= 0 ? (unsigned int)nr + 1 : 0;
@@ -340,9 +327,14 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 		m->cfg = cfg;
 		return 1;
 	}
-	rl.rules = mgr_rules_new(cfg, m->cfg, m->rules);
+	rl.map = calloc(m->cfg->nrules ? m->cfg->nrules : 1, sizeof(*rl.map));
 	old_rule = calloc(nold ? nold : 1, sizeof(*old_rule));
-	if (!rl.rules || !old_rule) {
+	if (rl.map) {
+		config_rule_map(m->cfg, cfg, rl.map);
+		rl.rules = mgr_rules_new(cfg, m->rules, rl.map, m->cfg->nrules);
+	}
+	if (!rl.map || !rl.rules || !old_rule) {
+		free(rl.map);
 		free(rl.rules);
 		free(old_rule);
 		return -ENOMEM;
@@ -361,8 +353,10 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 	free(old_rule);
 	reload_dirty(m, &rl);
 	reload_others(m, &rl);
+	free(rl.map);
 	free(m->rules);
-	use_new(m, &rl);
+	m->cfg = cfg;
+	m->rules = rl.rules;
 	m->status_gen++; /* rules renumbered */
 	/* The notes of which rule left which container alone: by index. */
 	container_forget_left(&m->ctr);

@@ -17,10 +17,11 @@
  * Count and log what a write to e (tid: one thread, 0: the process
  * level) came to.  False: stop, the process is no longer managed.
  */
-bool mgr_note_result(struct mgr *m, struct managed *e, int tid,
-		     enum aff_result res, int err)
+bool mgr_note_result(struct mgr *m, struct managed *e,
+		     const struct mgr_target *t, int tid, enum aff_result res,
+		     int err)
 {
-	const struct rule *rule = &m->cfg->rules[e->rule];
+	const struct rule *rule = t->r;
 	char comm[128], cpus[CPUSET_LIST_BUFSZ], who[64];
 
 	procfs_escape(e->comm, comm, sizeof(comm));
@@ -31,9 +32,9 @@ bool mgr_note_result(struct mgr *m, struct managed *e, int tid,
 	switch (res) {
 	case AFF_WRITTEN:
 		m->cnt.written++;
-		cpuset_format_list(rule_target(m, e->rule), cpus, sizeof(cpus));
+		cpuset_format_list(&t->r->cpus, cpus, sizeof(cpus));
 		log_msg(m->dry_run || !(e->flags & M_LOGGED)
-				? mgr_rule_prio(m, e->rule)
+				? mgr_target_prio(t)
 				: LOG_DEBUG,
 			"%sset soft affinity of %s (%s) to %s (rule '%s')",
 			m->dry_run ? "dry-run: would " : "", who, comm, cpus,
@@ -54,9 +55,9 @@ bool mgr_note_result(struct mgr *m, struct managed *e, int tid,
 	case AFF_EMPTY:
 		m->cnt.empty++;
 		if (!(e->flags & M_WARNED_EMPTY)) {
-			cpuset_format_list(rule_target(m, e->rule), cpus,
+			cpuset_format_list(&t->r->cpus, cpus,
 					   sizeof(cpus));
-			log_msg(mgr_warn_prio(m, e->rule, RULE_WARN_EMPTY),
+			log_msg(mgr_target_warn(t, RULE_WARN_EMPTY),
 				"pid %d (%s): hard affinity excludes all of "
 				"%s (rule '%s'), skipped",
 				e->node.pid, comm, cpus, rule->name);
@@ -65,7 +66,7 @@ bool mgr_note_result(struct mgr *m, struct managed *e, int tid,
 		break;
 	case AFF_EPERM:
 		m->cnt.eperm++;
-		log_msg(mgr_warn_prio(m, e->rule, RULE_WARN_EPERM),
+		log_msg(mgr_target_warn(t, RULE_WARN_EPERM),
 			"pid %d (%s): not permitted to set soft affinity "
 			"(%s), no longer managing it",
 			e->node.pid, comm, strerror(-err));
@@ -73,20 +74,20 @@ bool mgr_note_result(struct mgr *m, struct managed *e, int tid,
 		return false;
 	case AFF_EINVAL:
 		m->cnt.einval++;
-		if (!m->rules[e->rule].einval_warned) {
-			cpuset_format_list(rule_target(m, e->rule), cpus,
+		if (!t->mr->einval_warned) {
+			cpuset_format_list(&t->r->cpus, cpus,
 					   sizeof(cpus));
 			log_warn("rule '%s': kernel rejected soft affinity %s "
 				 "for %s (%s); further rejections for this "
 				 "rule are not logged",
 				 rule->name, cpus, who, comm);
-			m->rules[e->rule].einval_warned = true;
+			t->mr->einval_warned = true;
 		}
 		break;
 	default:
 		m->cnt.errors++;
 		if (!(e->flags & M_WARNED_ERROR)) {
-			log_msg(mgr_warn_prio(m, e->rule, RULE_WARN_ERROR),
+			log_msg(mgr_target_warn(t, RULE_WARN_ERROR),
 				"%s: soft affinity: %s", who, strerror(-err));
 			e->flags |= M_WARNED_ERROR;
 		}
@@ -95,19 +96,20 @@ bool mgr_note_result(struct mgr *m, struct managed *e, int tid,
 	return true;
 }
 
-void mgr_log_hand(struct mgr *m, struct managed *e, int pfd, int tid)
+void mgr_log_hand(struct mgr *m, struct managed *e,
+		  const struct mgr_target *t, int pfd, int tid)
 {
-	const struct rule *rule = &m->cfg->rules[e->rule];
+	const struct rule *rule = t->r;
 	char comm[128], cpus[CPUSET_LIST_BUFSZ], now[CPUSET_LIST_BUFSZ];
 	struct cpureq soft;
 	int prio = e->flags & M_HAND_LOGGED ? LOG_DEBUG
-					    : mgr_rule_prio(m, e->rule);
+					    : mgr_target_prio(t);
 
 	m->cnt.hand++;
 	if (aff_read_soft(pfd, tid, &soft) < 0 ||
 	    cpureq_format(&soft, true, now, sizeof(now)) < 0)
 		snprintf(now, sizeof(now), "?");
-	cpuset_format_list(rule_target(m, e->rule), cpus, sizeof(cpus));
+	cpuset_format_list(&t->r->cpus, cpus, sizeof(cpus));
 	if (tid)
 		log_msg(prio,
 			"pid %d (%s): soft affinity of thread %d set by hand "

@@ -42,10 +42,14 @@ int mgr_rule_prio(struct mgr *m, unsigned int rule)
 			     now_ms());
 }
 
-int mgr_warn_prio(struct mgr *m, unsigned int rule, enum rule_warn kind)
+int mgr_target_prio(const struct mgr_target *t)
 {
-	return rule_log_warn(&m->rules[rule].log, m->cfg->rules[rule].name,
-			     kind, now_ms());
+	return rule_log_info(&t->mr->log, t->r->name, now_ms());
+}
+
+int mgr_target_warn(const struct mgr_target *t, enum rule_warn kind)
+{
+	return rule_log_warn(&t->mr->log, t->r->name, kind, now_ms());
 }
 
 void mgr_flush_logs(struct mgr *m, uint64_t now)
@@ -158,8 +162,8 @@ static struct ratio initial_ratio(const struct config *cfg,
 }
 
 struct mgr_rule *mgr_rules_new(const struct config *cfg,
-			       const struct config *old,
-			       const struct mgr_rule *old_rules)
+			       const struct mgr_rule *old_rules,
+			       const int *map, unsigned int nold)
 {
 	struct mgr_rule *rules = calloc(cfg->nrules ? cfg->nrules : 1,
 					sizeof(*rules));
@@ -172,15 +176,18 @@ struct mgr_rule *mgr_rules_new(const struct config *cfg,
 
 		mr->st.ratio = initial_ratio(cfg, r);
 		mr->st.cg_mode = rule_acts_on_cgroup(r);
-		/* An adaptive ratio does not start over on reload. */
-		for (unsigned int j = 0; old && j < old->nrules; j++) {
-			if (!rule_equal(r, &old->rules[j]))
-				continue;
-			*mr = old_rules[j];
-			mr->nprocs = 0; /* counted again by the reload */
-			mr->einval_warned = false;
-			memset(&mr->log, 0, sizeof(mr->log));
-		}
+	}
+	/* An adaptive ratio does not start over on reload. */
+	for (unsigned int j = 0; j < nold; j++) {
+		struct mgr_rule *mr;
+
+		if (map[j] < 0)
+			continue;
+		mr = &rules[map[j]];
+		*mr = old_rules[j];
+		mr->nprocs = 0; /* counted again by the reload */
+		mr->einval_warned = false;
+		memset(&mr->log, 0, sizeof(mr->log));
 	}
 	return rules;
 }

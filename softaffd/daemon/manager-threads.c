@@ -20,22 +20,23 @@
  * threads = "main": apply the rule to one thread.  Returns false to
  * stop visiting further threads of the process.
  */
-static bool apply_one(struct mgr *m, struct managed *e, int pfd, int tid)
+static bool apply_one(struct mgr *m, struct managed *e,
+		 const struct mgr_target *t, int pfd, int tid)
 {
-	struct mthread *t = owned_find(&e->own, tid);
+	struct mthread *th = owned_find(&e->own, tid);
 	enum aff_claim claim;
 	enum aff_result res;
 	int err;
 
-	if (t && t->hand)
+	if (th && th->hand)
 		return true;
 	/* A dry run never takes a mask, so it has none to lose either. */
 	claim = m->dry_run || !(e->flags & M_ADOPTED) ? AFF_ADOPT
-		: t				      ? AFF_OURS
+		: th				      ? AFF_OURS
 						      : AFF_NEW;
 	bool was = managed_hand(e);
 
-	res = aff_apply_thread(pfd, tid, rule_target(m, e->rule), claim,
+	res = aff_apply_thread(pfd, tid, &t->r->cpus, claim,
 			       m->dry_run, &err);
 	mgr_snap_wrote_thread(m);
 	if (res == AFF_WRITTEN || res == AFF_UNCHANGED)
@@ -44,10 +45,10 @@ static bool apply_one(struct mgr *m, struct managed *e, int pfd, int tid)
 		owned_remember(&e->own, tid, true);
 	mgr_hand_note(m, e, was);
 	if (res == AFF_FOREIGN) {
-		mgr_log_hand(m, e, pfd, tid);
+		mgr_log_hand(m, e, t, pfd, tid);
 		return true;
 	}
-	return mgr_note_result(m, e, tid, res, err);
+	return mgr_note_result(m, e, t, tid, res, err);
 }
 
 bool mgr_reset_thread(struct mgr *m, int pid, int pfd, int tid,
@@ -74,14 +75,14 @@ bool mgr_reset_thread(struct mgr *m, int pid, int pfd, int tid,
 	return true;
 }
 
-static bool restore_one(struct mgr *m, struct managed *e, int pfd, int tid)
+static bool restore_one(struct mgr *m, struct managed *e,
+		 const struct mgr_target *t, int pfd, int tid)
 {
-	struct mthread *t = owned_find(&e->own, tid);
+	struct mthread *th = owned_find(&e->own, tid);
 
-	if (t && t->hand)
+	if (th && th->hand)
 		return true;
-	return mgr_reset_thread(m, e->node.pid, pfd, tid,
-				rule_target(m, e->rule));
+	return mgr_reset_thread(m, e->node.pid, pfd, tid, &t->r->cpus);
 }
 
 /*
@@ -89,12 +90,13 @@ static bool restore_one(struct mgr *m, struct managed *e, int pfd, int tid)
  * inherited from the main thread (the kernel copies it on clone) is
  * reset, unless someone set it by hand.
  */
-static bool unset_other(struct mgr *m, struct managed *e, int pfd, int tid)
+static bool unset_other(struct mgr *m, struct managed *e,
+		 const struct mgr_target *t, int pfd, int tid)
 {
 	if (owned_find(&e->own, tid))
 		return true; /* already met: reset then, or hand-set */
 	if (!mgr_reset_thread(m, e->node.pid, pfd, tid,
-			      rule_target(m, e->rule)))
+			      &t->r->cpus))
 		return false;
 	/* Remembered as ours-and-reset: not looked at again. */
 	owned_remember(&e->own, tid, false);
@@ -111,17 +113,18 @@ static bool unset_other(struct mgr *m, struct managed *e, int pfd, int tid)
  * threads = "main" rule it was forked from): it goes back to inherit
  * too, so that restoring the process level is enough.
  */
-static bool check_thread(struct mgr *m, struct managed *e, int pfd, int tid,
+static bool check_thread(struct mgr *m, struct managed *e,
+		 const struct mgr_target *t, int pfd, int tid,
 			 bool adopt, bool retake)
 {
-	const struct cpuset *target = rule_target(m, e->rule);
-	struct mthread *t = owned_find(&e->own, tid);
+	const struct cpuset *target = &t->r->cpus;
+	struct mthread *th = owned_find(&e->own, tid);
 	const struct snap *s = mgr_snap_of(m, pfd);
 	struct cpureq req;
 	bool was;
 	int r;
 
-	if (t && t->hand)
+	if (th && th->hand)
 		return true;
 	/*
 	 * The main thread's status, read for this evaluation, says the
@@ -136,7 +139,7 @@ static bool check_thread(struct mgr *m, struct managed *e, int pfd, int tid,
 		if (aff_classify(r) == AFF_GONE)
 			m->cnt.gone++;
 		else
-			mgr_note_result(m, e, tid, aff_classify(r), r);
+			mgr_note_result(m, e, t, tid, aff_classify(r), r);
 		return true;
 	}
 	if (req.state == REQ_INHERIT)
@@ -159,26 +162,27 @@ static bool check_thread(struct mgr *m, struct managed *e, int pfd, int tid,
 				e->node.pid, tid);
 			return true;
 		}
-		return mgr_note_result(m, e, tid, res, err);
+		return mgr_note_result(m, e, t, tid, res, err);
 	}
 	if (m->dry_run)
 		return true; /* took nothing, so nothing was taken back */
 	was = managed_hand(e);
 	owned_remember(&e->own, tid, true);
 	mgr_hand_note(m, e, was);
-	mgr_log_hand(m, e, pfd, tid);
+	mgr_log_hand(m, e, t, pfd, tid);
 	return true;
 }
 
 /* Visit one thread as the rule's threads mode asks. */
-static bool visit_one(struct mgr *m, struct managed *e, int pfd, int tid,
+static bool visit_one(struct mgr *m, struct managed *e,
+		 const struct mgr_target *t, int pfd, int tid,
 		      const struct twalk *w)
 {
-	if (m->cfg->rules[e->rule].threads == THREADS_ALL)
-		return check_thread(m, e, pfd, tid, w->adopt, w->retake);
+	if (t->r->threads == THREADS_ALL)
+		return check_thread(m, e, t, pfd, tid, w->adopt, w->retake);
 	if (tid == e->node.pid)
-		return apply_one(m, e, pfd, tid);
-	return unset_other(m, e, pfd, tid);
+		return apply_one(m, e, t, pfd, tid);
+	return unset_other(m, e, t, pfd, tid);
 }
 
 /* A walk of the threads task/ lists now, sorted; NULL: none to do. */
@@ -211,7 +215,8 @@ static struct twalk *walk_list(struct mgr *m, int pfd)
  * have exited.  True when the walk is complete (or cannot be done);
  * false: more to do (e->walk).
  */
-bool mgr_walk_threads(struct mgr *m, struct managed *e, int pfd,
+bool mgr_walk_threads(struct mgr *m, struct managed *e,
+		 const struct mgr_target *t, int pfd,
 		      enum walk walk, unsigned int cap, bool retake,
 		      unsigned int nthreads)
 {
@@ -251,7 +256,7 @@ bool mgr_walk_threads(struct mgr *m, struct managed *e, int pfd,
 		if (!w->all && owned_find(&e->own, tid))
 			continue;
 		visited++;
-		if (!visit_one(m, e, pfd, tid, w)) {
+		if (!visit_one(m, e, t, pfd, tid, w)) {
 			mgr_walk_free(e);
 			return true; /* EPERM: no longer managed */
 		}
@@ -264,12 +269,13 @@ bool mgr_walk_threads(struct mgr *m, struct managed *e, int pfd,
 	return true;
 }
 
-void mgr_restore_threads(struct mgr *m, struct managed *e, int pfd)
+void mgr_restore_threads(struct mgr *m, struct managed *e,
+		 const struct mgr_target *t, int pfd)
 {
 	int n = procfs_read_tids(pfd, &m->tids, &m->tids_cap);
 
 	for (int i = 0; i < n; i++) {
-		if (!restore_one(m, e, pfd, m->tids[i]))
+		if (!restore_one(m, e, t, pfd, m->tids[i]))
 			break;
 		mgr_tick(m, (unsigned long)i);
 	}

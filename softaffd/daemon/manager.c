@@ -52,7 +52,7 @@ struct mgr *mgr_new(const struct roots *roots, const struct config *cfg,
 	/* Before any way out: mgr_free closes an open snapshot's fd. */
 	if (m->snap)
 		m->snap->pfd = -1;
-	m->rules = mgr_rules_new(cfg, NULL, NULL);
+	m->rules = mgr_rules_new(cfg, NULL, NULL, 0);
 	if (!m->snap || !m->rules || pidtable_init(&m->procs) ||
 	    pidtable_init(&m->others) || dirtyq_init(&m->dirty)) {
 		mgr_free(m);
@@ -117,7 +117,9 @@ void mgr_restore_all(struct mgr *m)
 		int pfd = mgr_open_same(m, e);
 
 		if (pfd >= 0) {
-			mgr_restore_proc(m, e, pfd);
+			struct mgr_target t = mgr_target(m, e->rule);
+
+			mgr_restore_proc(m, e, &t, pfd);
 			close(pfd);
 		}
 		mgr_tick(m, i++);
@@ -140,14 +142,15 @@ void mgr_restore_all(struct mgr *m)
 unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,
 				struct ratio ratio)
 {
+	struct mgr_target t = mgr_target(m, rule);
 	uint64_t before = m->cnt.cg_written;
 	struct pidnode *n, *next;
 	unsigned int queued = 0;
 
-	m->rules[rule].st.ratio = ratio;
+	t.mr->st.ratio = ratio;
 	for (size_t k = 0; k < m->ncgs; k++)
 		if (m->cgs[k].rule == rule)
-			mgr_cg_apply(m, rule, m->cgs[k].path);
+			mgr_cg_apply(m, &t, m->cgs[k].path);
 	pidtable_for_each (&m->procs, n, next) {
 		struct managed *e = as_managed(n);
 

@@ -108,10 +108,4 @@ int procfs_read_task_sched(int pfd, int tid, bool detail,
 /* Printable copy of an untrusted name for log lines. */
 const char *procfs_escape(const char *in, char *out, size_t size);
 
-/* SCHED_FIFO, SCHED_RR and SCHED_DEADLINE tasks cannot have soft affinity. */
-static inline bool policy_is_rt(unsigned int policy)
-{
-	return policy == 1 || policy == 2 || policy == 6;
-}
-
 #endif

@@ -70,11 +70,16 @@ void test_affinity(void)
 			       &err) == AFF_EMPTY);
 	CHECK(fake_writes == 0);
 
-	/* RT thread: skipped before the kernel has to say EINVAL. */
+	/*
+	 * L2: an RT thread takes a request like any other: the kernel keeps
+	 * it and applies it once the thread is back in a fair class.
+	 */
 	mktask(103, 103, "rt", 1, 1, "0-3", "\n");
 	CHECK(apply_t(103, 103, &target, AFF_ADOPT, false,
-			       &err) == AFF_RT);
-	CHECK(fake_writes == 0);
+			       &err) == AFF_WRITTEN);
+	CHECK(fake_writes == 1);
+	CHECK_STR(soft_of(103, 103), "0-1\n");
+	fake_writes = 0;
 
 	/* Dry run decides but does not write. */
 	mktask(104, 104, "w", 1, 0, "0-3", "\n");

@@ -274,6 +274,29 @@ void test_manager_reload(void)
 	CHECK(c3 && c1 && config_rules_equal(c2, c3));
 	/* In another order, other rules: the first that matches wins. */
 	CHECK(!config_rules_equal(c2, c1));
+	/*
+	 * The rule map of a reload, pure: each rule to the same rule in
+	 * the new configuration by name and keys, wherever it stands.
+	 */
+	{
+		struct config *c4 = load(
+			"rules = (\n"
+			"{ name = \"new\"; comm = \"new\"; cpus = \"2\"; },\n"
+			"{ name = \"change\"; comm = \"change\"; cpus = \"3\"; },\n"
+			"{ name = \"keep\"; comm = \"keep\"; cpus = \"0\"; }\n"
+			");",
+			err, sizeof(err));
+		int map[2];
+
+		CHECK(c4 != NULL);
+		if (c4) {
+			config_rule_map(c1, c4, map);
+			CHECK(map[0] == 2 && map[1] == -1);
+			config_rule_map(c1, c3, map);
+			CHECK(map[0] == 1 && map[1] == 0);
+			config_free(c4);
+		}
+	}
 	config_free(c1);
 	CHECK(mgr_scan_start(mgr, SCAN_FULL) == 0);
 	CHECK(mgr_scan_step(mgr, 0) == 0);
