@@ -14,7 +14,7 @@ enum aff_result {
 	AFF_WRITTEN,   /* soft affinity set (or would be, in dry-run) */
 	AFF_UNCHANGED, /* already what we want: no write */
 	AFF_EMPTY,     /* target and hard mask do not intersect */
-	AFF_RT,	       /* not produced: RT/DL threads take requests (status rt=) */
+	AFF_RT,	       /* unused: RT/DL threads take requests (L2) */
 	AFF_GONE,      /* ESRCH/ENOENT: thread exited meanwhile */
 	AFF_EPERM,     /* not allowed: stop managing the process */
 	AFF_EINVAL,    /* kernel rejected the mask */
@@ -75,11 +75,11 @@ enum aff_result aff_decide_restore(const struct cpureq *req,
  */
 enum aff_proc_action {
 	AFF_PROC_KEEP,	   /* ours, the rule's CPUs: nothing to write */
-	AFF_PROC_RETARGET, /* ours, of a rule whose CPUs changed: write */
+	AFF_PROC_RETARGET, /* ours, the rule's CPUs changed: write */
 	AFF_PROC_HAND,	   /* set by someone else since: leave it */
-	AFF_PROC_EMPTY,	   /* adopt: the hard mask excludes every target CPU */
-	AFF_PROC_TAKE,	   /* adopt: it has the rule's CPUs already (fork) */
-	AFF_PROC_ADOPT,	   /* adopt: write target, keep cur for restore */
+	AFF_PROC_EMPTY,	   /* adopt: hard mask excludes the target */
+	AFF_PROC_TAKE,	   /* adopt: has the rule's CPUs (fork) */
+	AFF_PROC_ADOPT,	   /* adopt: write, keep cur for restore */
 };
 /*
  * Pure.  hard: the main thread's hard mask, read for an adoption only

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * libconfig settings -> struct config: the ratio group, the top level
- * (the values and their checks are config-values.c).  Every check that can fail reports
- * "file:line: message"; the caller gets either a complete, validated
- * config or nothing.
+ * (the values and their checks are config-values.c).  Every check
+ * that can fail reports "file:line: message"; the caller gets either a
+ * complete, validated config or nothing.
  */
 #include <errno.h>
 #include <stdarg.h>

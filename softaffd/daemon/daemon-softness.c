@@ -39,36 +39,24 @@ void softness_apply_config(struct daemon *d)
  * The CPUs rule r may use outside its preferred ones and its preferred
  * ones, how busy each were (in CPUs), and the spare capacity outside.
  * Only CPUs of nodes that have CPUs are in topo->all: a memory-only
- * (CXL) node adds neither capacity nor an average.
+ * (CXL) node adds neither capacity nor an average; only those the
+ * rule's tasks may run on (mgr_rule_allowed) count.
  */
 static void outside_load(const struct daemon *d, unsigned int r,
 			 struct rulectl_sample *in)
 {
-	const struct cpuset *pref = &d->cfg->rules[r].cpus;
+	const struct rulectl_cpus cpus = {
+		.all = &d->topo->all,
+		.busy = d->sampler.util,
+		.wait = d->sampler.wait,
+		.valid = &d->sampler.valid,
+		.wait_valid = &d->sampler.wait_valid,
+	};
+	struct cpuset allowed;
 
-	in->outside_cpus = in->home_cpus = 0;
-	in->outside_busy = in->home_busy = 0;
-	in->outside_spare = 0;
-	/* No /proc/schedstat (CONFIG_SCHEDSTATS off): waiting unknown. */
-	in->wait_known = !cpuset_empty(&d->sampler.wait_valid);
-	for (unsigned int cpu = 0; cpu < CPUSET_MAX; cpu++) {
-		double idle;
-
-		if (!cpuset_test(&d->topo->all, cpu) ||
-		    !cpuset_test(&d->sampler.valid, cpu))
-			continue;
-		if (cpuset_test(pref, cpu)) {
-			in->home_cpus++;
-			in->home_busy += d->sampler.util[cpu];
-		} else {
-			in->outside_cpus++;
-			in->outside_busy += d->sampler.util[cpu];
-			idle = 1.0 - d->sampler.util[cpu];
-			if (cpuset_test(&d->sampler.wait_valid, cpu))
-				idle -= d->sampler.wait[cpu];
-			in->outside_spare += idle > 0 ? idle : 0;
-		}
-	}
+	if (!mgr_rule_allowed(d->mgr, r, &allowed))
+		cpuset_zero(&allowed);
+	rulectl_room(&cpus, &d->cfg->rules[r].cpus, &allowed, in);
 }
 
 /*

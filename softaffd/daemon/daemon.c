@@ -126,7 +126,8 @@ void daemon_unwatch_trigger(void *ud, int fd)
 	struct daemon *d = ud;
 
 	if (fd >= 0 && (size_t)fd < d->ntriggers)
-		d->triggers[fd] = sd_event_source_disable_unref(d->triggers[fd]);
+		d->triggers[fd] =
+			sd_event_source_disable_unref(d->triggers[fd]);
 }
 
 /* ---- signals and timers ---- */

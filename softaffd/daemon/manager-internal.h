@@ -148,6 +148,8 @@ struct mgr_rule {
 	uint64_t walked_ms;	  /* when, 0: never */
 	uint64_t sampled_ms;	  /* its last sample, 0: never (a baseline) */
 	int sample_cursor;	  /* the first pid of its next thread sample */
+	/* Its processes' hard masks as adopted, together (L5); empty: none. */
+	struct cpuset allowed;
 	/* Not kept over a reload: */
 	unsigned int nprocs; /* managed processes */
 	bool einval_warned;

@@ -197,6 +197,13 @@ struct rule_state *mgr_rule_state(struct mgr *m, unsigned int r)
 	return &m->rules[r].st;
 }
 
+bool mgr_rule_allowed(const struct mgr *m, unsigned int r,
+		      struct cpuset *ret)
+{
+	*ret = m->rules[r].allowed;
+	return !cpuset_empty(ret);
+}
+
 bool mgr_rule_ratio_applies(const struct mgr *m, unsigned int r)
 {
 	return m->rules[r].st.cg_mode || m->have_proc_ratio;

@@ -251,6 +251,12 @@ struct rule_state *mgr_rule_state(struct mgr *m, unsigned int r);
 unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,
 				struct ratio ratio);
 /*
+ * The CPUs rule r's processes may run on, as their hard masks said when
+ * they were adopted (all of them together).  False: none known yet.
+ */
+bool mgr_rule_allowed(const struct mgr *m, unsigned int r,
+		      struct cpuset *ret);
+/*
  * Does a ratio set for rule r take effect: its cgroups', or on a kernel
  * with <proc>/PID/soft_affinity_ratio its processes'?  (L8)
  */

@@ -176,3 +176,33 @@ bool rulectl_may_sleep(const struct rulectl_params *p,
 {
 	return s->rung == 0 && rulectl_wait(in) < p->soften_wait;
 }
+
+void rulectl_room(const struct rulectl_cpus *c, const struct cpuset *pref,
+		  const struct cpuset *allowed, struct rulectl_sample *in)
+{
+	bool limited = allowed && !cpuset_empty(allowed);
+
+	in->outside_cpus = in->home_cpus = 0;
+	in->outside_busy = in->home_busy = 0;
+	in->outside_spare = 0;
+	/* No /proc/schedstat (CONFIG_SCHEDSTATS off): waiting unknown. */
+	in->wait_known = !cpuset_empty(c->wait_valid);
+	for (unsigned int cpu = 0; cpu < CPUSET_MAX; cpu++) {
+		double idle;
+
+		if (!cpuset_test(c->all, cpu) || !cpuset_test(c->valid, cpu) ||
+		    (limited && !cpuset_test(allowed, cpu)))
+			continue;
+		if (cpuset_test(pref, cpu)) {
+			in->home_cpus++;
+			in->home_busy += c->busy[cpu];
+		} else {
+			in->outside_cpus++;
+			in->outside_busy += c->busy[cpu];
+			idle = 1.0 - c->busy[cpu];
+			if (cpuset_test(c->wait_valid, cpu))
+				idle -= c->wait[cpu];
+			in->outside_spare += idle > 0 ? idle : 0;
+		}
+	}
+}

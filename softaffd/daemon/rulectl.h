@@ -96,4 +96,25 @@ bool rulectl_may_sleep(const struct rulectl_params *p,
 double rulectl_wait(const struct rulectl_sample *in);
 double rulectl_outside(const struct rulectl_sample *in);
 
+/*
+ * What the CPUs are like for a rule (per CPU, ncpus entries): busy is the
+ * utilization 0..1, wait the tasks queued on average; valid and
+ * wait_valid say which values are fresh.
+ */
+struct rulectl_cpus {
+	const struct cpuset *all;   /* online CPUs of nodes that have CPUs */
+	const double *busy, *wait;
+	const struct cpuset *valid, *wait_valid;
+};
+/*
+ * Pure: the room of rule pref at home and outside into in (its
+ * outside_*, home_*, wait_known).  allowed: the CPUs its tasks may run
+ * on (their hard masks; AllowedCPUs= shows there), NULL or empty:
+ * unknown, every CPU.  A CPU its tasks cannot reach is no room: a rule
+ * confined there would soften towards it and, still waiting, never
+ * harden (L5).
+ */
+void rulectl_room(const struct rulectl_cpus *c, const struct cpuset *pref,
+		  const struct cpuset *allowed, struct rulectl_sample *in);
+
 #endif

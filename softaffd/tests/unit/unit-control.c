@@ -500,3 +500,40 @@ void test_rulectl(void)
 	CHECK(rulectl_outside(&busy) > 0.11 && rulectl_outside(&busy) < 0.12);
 	config_free(c);
 }
+
+/*
+ * L5: the room of a rule counts only the CPUs its tasks may run on (their
+ * hard masks, which AllowedCPUs= narrows): a rule confined to node 0 has
+ * no room on an idle node 1, so it does not soften towards it.
+ */
+void test_rulectl_room(void)
+{
+	struct cpuset all, valid, wait_valid, pref, allowed;
+	double busy[CPUSET_MAX] = {0}, wait[CPUSET_MAX] = {0};
+	struct rulectl_cpus c = {&all, busy, wait, &valid, &wait_valid};
+	struct rulectl_sample in;
+
+	cpuset_parse_list("0-3", &all);
+	cpuset_parse_list("0-3", &valid);
+	cpuset_parse_list("0-3", &wait_valid);
+	cpuset_parse_list("0", &pref);
+	busy[0] = busy[1] = 1.0; /* node 0 (CPUs 0-1) busy, node 1 idle */
+	wait[1] = 0.5;
+	/* Hard masks unknown: every CPU. */
+	rulectl_room(&c, &pref, NULL, &in);
+	CHECK(in.home_cpus == 1 && in.outside_cpus == 3 && in.wait_known);
+	CHECK(in.outside_busy == 1.0 && in.outside_spare == 2.0);
+	/* Confined to node 0: one busy CPU outside, no spare. */
+	cpuset_parse_list("0-1", &allowed);
+	rulectl_room(&c, &pref, &allowed, &in);
+	CHECK(in.home_cpus == 1 && in.outside_cpus == 1);
+	CHECK(in.outside_busy == 1.0 && in.outside_spare == 0);
+	/* An empty set is unknown too. */
+	cpuset_zero(&allowed);
+	rulectl_room(&c, &pref, &allowed, &in);
+	CHECK(in.outside_cpus == 3);
+	/* No /proc/schedstat: waiting unknown, idle counts whole. */
+	cpuset_zero(&wait_valid);
+	rulectl_room(&c, &pref, NULL, &in);
+	CHECK(!in.wait_known && in.outside_spare == 2.0);
+}

@@ -290,6 +290,19 @@ struct config *mgr_setup(const char *text)
 	return mgr_setup_dry(text, false);
 }
 
+struct config *mgr_setup_app(int pid, unsigned long long start)
+{
+	struct config *c;
+
+	fake_fixture();
+	mktask(pid, pid, "app", start, 0, "0-3", "\n");
+	c = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
+		      "cpus = \"0-1\"; } );");
+	if (c)
+		CHECK(mgr_scan(mgr) == 0 && mgr_processes(mgr) == 1);
+	return c;
+}
+
 void mgr_teardown(struct config *c1, struct config *c2)
 {
 	mgr_free(mgr);

@@ -359,13 +359,16 @@ void test_manager_fork_booked(void)
 	struct config *c;
 	int writes;
 
-	fake_fixture();
-	mktask(700, 700, "app", 70, 0, "0-3", "\n");
-	c = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
-		      "cpus = \"0-1\"; } );");
+	c = mgr_setup_app(700, 70);
 	if (!c)
 		return;
-	CHECK(mgr_scan(mgr) == 0 && mgr_processes(mgr) == 1);
+	/* L5: where the rule's processes may run, from their hard masks. */
+	{
+		struct cpuset allowed;
+
+		CHECK(mgr_rule_allowed(mgr, 0, &allowed) &&
+		      cpuset_count(&allowed) == 4);
+	}
 	/* No /proc/710 at all: a read would have forgotten it. */
 	writes = fake_writes;
 	mgr_on_fork(mgr, 700, 710, 710);

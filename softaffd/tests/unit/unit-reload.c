@@ -410,15 +410,10 @@ void test_reload_keeps_inherited(void)
  */
 void test_restore_inherited_identity(void)
 {
-	struct config *c;
+	struct config *c = mgr_setup_app(800, 80);
 
-	fake_fixture();
-	mktask(800, 800, "app", 80, 0, "0-3", "\n");
-	c = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
-		      "cpus = \"0-1\"; } );");
 	if (!c)
 		return;
-	CHECK(mgr_scan(mgr) == 0 && mgr_processes(mgr) == 1);
 	fixture_ppid = 800;
 	mktask(810, 810, "worker", 81, 0, "0-3", "\n");
 	set_psoft(810, "0-1\n");

@@ -101,6 +101,7 @@ int main(void)
 	RUN(test_config_files, "config file type, owner and mode; caps");
 	RUN(test_config_dropins, "drop-ins: order, trust, duplicates");
 	RUN(test_rulectl, "per-rule control law as tables");
+	RUN(test_rulectl_room, "rule room: only the CPUs its tasks may use (L5)");
 	RUN(test_mgr_sample, "gather: per-thread schedstat deltas per rule");
 	RUN(test_mgr_sample_bounded,
 	    "gather: a bounded sample that rotates, scaled to the rule");

@@ -85,6 +85,8 @@ void two_node_topo(void);
 extern struct mgr *mgr;
 struct config *mgr_setup_dry(const char *text, bool dry_run);
 struct config *mgr_setup(const char *text);
+/* One rule "app" (comm app, CPUs 0-1), one process of it at pid, scanned. */
+struct config *mgr_setup_app(int pid, unsigned long long start);
 /*
  * The end of a manager test: the manager freed, the configurations it
  * ran on (NULL: none), the real write seam back.
@@ -122,6 +124,7 @@ void test_control(void);
 void test_write_order(void);
 void test_sysctl(void);
 void test_rulectl(void);
+void test_rulectl_room(void);
 /* unit-manager-threads.c */
 void test_manager_hand(void);
 void test_manager_slices(void);
