@@ -23,9 +23,12 @@
 #   overload       softaff_burst overload: 2 x |P| CPU-bound threads that
 #                  prefer P start on P at once (P 200% loaded).  The outside
 #                  absorbs the excess (|P| of them run outside) within
-#                  ABSORB_MS (100) in the median of TRIALS (5) trials, and
-#                  in the SECONDS after, at most 1 cross-node migration per
-#                  thread per second in every trial.
+#                  ABSORB_MS (100) in the median of TRIALS (7) trials, beyond
+#                  what the same threads need without a preference in the
+#                  same boot (the control: TCG's own delay), and in the
+#                  5 s after, at most 1
+#                  cross-node migration per thread per second in every
+#                  trial.
 #
 # TCG has no caches and no NUMA distance: what carries over to hardware is
 # where the threads run and how often they cross, not the latencies (which
@@ -34,7 +37,7 @@ set -u
 . "${0%/*}/lib.sh"
 
 THREADS=${THREADS:-2} RATE=${RATE:-200} WORK_US=${WORK_US:-300}
-SECONDS_PER_RUN=${SECONDS_PER_RUN:-10} TRIALS=${TRIALS:-5} ABSORB_MS=${ABSORB_MS:-100}
+SECONDS_PER_RUN=${SECONDS_PER_RUN:-10} TRIALS=${TRIALS:-7} ABSORB_MS=${ABSORB_MS:-100}
 
 [[ -e /proc/self/soft_affinity ]] || skip_all "kernel without soft affinity"
 nodes=$(ls -d /sys/devices/system/node/node[0-9]* | wc -l)
@@ -79,15 +82,28 @@ else
 	nok "bursty server at 100:1: ${s:-no} requests served against ${c:-no} without a preference, want >= 90%"
 fi
 
-softaff_burst overload -S "$P" -n $((2 * np)) -T "$TRIALS" -t 5 >"$tmp/over" ||
-	echo "# softaff_burst overload failed" >&2
-sed 's/^/# /' "$tmp/over"
-med=$(grep -o 'absorbed_ms=[-0-9.]*' "$tmp/over" | cut -d= -f2 | sort -g |
-	awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : -1) }')
-if ge "$med" 0 && le "$med" "$ABSORB_MS"; then
-	ok "overload of P at 100:1: the outside absorbs the excess in $med ms (median of $TRIALS, <= $ABSORB_MS)"
+overload() { # NAME SECONDS [-N]
+	local name=$1 secs=$2
+	shift 2
+	softaff_burst overload -S "$P" -n $((2 * np)) -T "$TRIALS" -t "$secs" "$@" >"$tmp/$name" ||
+		echo "# softaff_burst overload $* failed" >&2
+	sed "s/^/# $name: /" "$tmp/$name"
+}
+median_absorbed() {
+	grep -o 'absorbed_ms=[-0-9.]*' "$1" | cut -d= -f2 | sort -g |
+		awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : -1) }'
+}
+overload over 5
+overload over-none 1 -N
+med=$(median_absorbed "$tmp/over") ctl=$(median_absorbed "$tmp/over-none")
+# The control is what the guest itself needs to start the threads, widen
+# their masks and sample them, and the plain balancer to spread them: TCG's
+# floor (a vCPU the host does not run for a while looks busy), not the rule's.
+bound=$(awk -v a="$ABSORB_MS" -v c="$ctl" 'BEGIN { print a + (c > 0 ? c : 0) }')
+if ge "$med" 0 && le "$med" "$bound"; then
+	ok "overload of P at 100:1: the outside absorbs the excess in $med ms (median of $TRIALS, <= $ABSORB_MS + the control's $ctl)"
 else
-	nok "overload of P at 100:1: the outside absorbs the excess in $med ms (median of $TRIALS), want <= $ABSORB_MS (-1: not within 2 s)"
+	nok "overload of P at 100:1: the outside absorbs the excess in $med ms (median of $TRIALS), want <= $ABSORB_MS + the control's $ctl (-1: not within 2 s)"
 fi
 worst=$(grep -o 'xnode_per_task_s=[-0-9.]*' "$tmp/over" | cut -d= -f2 | sort -g | tail -1)
 if [[ -n $worst ]] && ge "$worst" 0 && le "$worst" 1; then
