@@ -317,16 +317,20 @@ void mgr_apply_rule_ratio(struct mgr *m, int pid)
 	close(pfd);
 }
 
-void mgr_restore_proc(struct mgr *m, struct managed *e,
-		      const struct mgr_target *t, int pfd)
+struct twalk *mgr_restore_proc(struct mgr *m, struct managed *e,
+			       const struct mgr_target *t, int pfd,
+			       unsigned int cap)
 {
+	struct twalk *rest = NULL;
+
 	if (e->flags & (M_IGNORED | M_CGROUP))
-		return;
+		return NULL;
 	mgr_walk_free(e);
 	restore_process(m, e, pfd);
 	if (t->r->threads == THREADS_MAIN)
-		mgr_restore_threads(m, e, t, pfd);
+		rest = mgr_restore_threads(m, e, t, pfd, cap);
 	mgr_apply_ratio(m, e, t, pfd, NULL);
+	return rest;
 }
 
 /* Start over with e: adopt all its threads on the next apply. */
@@ -344,19 +348,45 @@ void mgr_readopt_proc(struct mgr *m, struct managed *e)
 	mgr_hand_note(m, e, was);
 }
 
-void mgr_unmanage(struct mgr *m, struct managed *e,
-		  const struct mgr_target *t, int pfd, const char *why)
+struct twalk *mgr_unmanage(struct mgr *m, struct managed *e,
+			   const struct mgr_target *t, int pfd,
+			   const char *why, unsigned int cap)
 {
+	struct twalk *rest = NULL;
 	char comm[128];
 
 	log_msg(mgr_target_prio(t), "pid %d (%s) leaves rule '%s' (%s)",
 		e->node.pid, procfs_escape(e->comm, comm, sizeof(comm)),
 		t->r->name, why);
 	if (pfd >= 0)
-		mgr_restore_proc(m, e, t, pfd);
+		rest = mgr_restore_proc(m, e, t, pfd, cap);
 	mgr_drop(m, e);
+	return rest;
 }
 
+
+bool mgr_reset_more(struct mgr *m, struct other *o, unsigned int cap)
+{
+	struct pstat st;
+	bool done = true;
+	int pfd;
+
+	if (!o->reset || !o->inherit || o->inherit > m->cfg->nrules)
+		goto out;
+	pfd = procfs_open_pid_at(m->proc_fd, m->roots.proc, o->node.pid);
+	if (pfd < 0)
+		goto out;
+	if (procfs_read_stat(pfd, 0, &st) == 0 && o->starttime &&
+	    st.starttime == o->starttime)
+		done = mgr_reset_walk(m, o->node.pid, pfd,
+				      &m->cfg->rules[o->inherit - 1].cpus,
+				      o->reset, cap);
+	close(pfd);
+out:
+	if (done)
+		mgr_other_reset_free(o);
+	return !done;
+}
 
 void mgr_restore_inherited(struct mgr *m, struct other *o)
 {

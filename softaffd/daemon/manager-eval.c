@@ -71,6 +71,28 @@ static bool left_to_container(struct mgr *m, unsigned int why,
 	return true;
 }
 
+/*
+ * The rest of a capped reset of pid's threads (mgr_unmanage), from the
+ * dirty queue behind what waits now (D_RESET); done at once when it
+ * cannot be queued.
+ */
+static void reset_later(struct mgr *m, int pid, struct twalk *rest)
+{
+	struct other *o = mgr_other_lookup(m, pid);
+
+	if (o) {
+		mgr_other_reset_free(o);
+		o->reset = rest;
+		if (dirtyq_mark(&m->dirty, pid, D_RESET, 0) == 0)
+			return;
+		while (mgr_reset_more(m, o, UINT_MAX))
+			;
+		return;
+	}
+	free(rest->tids);
+	free(rest);
+}
+
 /* s matched no rule: cache that, with the rule whose mask it may carry. */
 static void other_set(struct mgr *m, const struct snap *s,
 		      unsigned int inherit)
@@ -246,20 +268,30 @@ void mgr_eval(struct mgr *m, unsigned int why, unsigned int inherit,
 	if (e && !ctr && (why & D_EXEC) && rule == (int)e->rule)
 		mgr_readopt_proc(m, e); /* only the leader survives an exec */
 	if (rule < 0 || ctr) {
+		struct twalk *rest = NULL;
+
 		if (e) {
 			t = mgr_target(m, e->rule);
 			inherit = e->rule + 1;
-			mgr_unmanage(m, e, &t, s->pfd,
-				     ctr ? "its container's annotations set "
-					   "its preference"
-					 : "no longer matches");
+			/*
+			 * Its owner can make it leave by a rename: a cap on
+			 * the threads reset now, the rest from the queue.
+			 */
+			rest = mgr_unmanage(m, e, &t, s->pfd,
+					    ctr ? "its container's annotations "
+						  "set its preference"
+						: "no longer matches",
+					    MGR_WALK_CAP);
 		}
 		other_set(m, s, inherit);
+		if (rest)
+			reset_later(m, s->pid, rest);
 		return;
 	}
 	if (e && e->rule != (unsigned int)rule) {
 		t = mgr_target(m, e->rule);
-		mgr_unmanage(m, e, &t, s->pfd, "matches another rule now");
+		mgr_unmanage(m, e, &t, s->pfd, "matches another rule now",
+			     UINT_MAX);
 		e = NULL;
 	}
 	if (!e) {

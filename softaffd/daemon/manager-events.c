@@ -66,6 +66,7 @@ void mgr_on_fork(struct mgr *m, int parent_tgid, int child_pid, int child_tgid)
 		struct other *o = mgr_other_add(m, child_tgid);
 
 		if (o) {
+			mgr_other_reset_free(o);
 			*o = (struct other){.node = o->node, .seen = m->gen};
 			snprintf(o->comm, sizeof(o->comm), "%s", p->comm);
 			o->inherit = inherit;
@@ -92,6 +93,16 @@ void mgr_on_exit(struct mgr *m, int pid, int tgid)
 	dirtyq_remove(&m->dirty, tgid);
 }
 
+static void reset_more(struct mgr *m, int pid)
+{
+	struct other *o = mgr_other_lookup(m, pid);
+
+	if (o && mgr_reset_more(m, o, MGR_WALK_CAP) &&
+	    dirtyq_mark(&m->dirty, pid, D_RESET, 0) < 0)
+		while (mgr_reset_more(m, o, UINT_MAX))
+			;
+}
+
 bool mgr_flush(struct mgr *m, uint64_t deadline_ms)
 {
 	struct dirty d;
@@ -100,14 +111,18 @@ bool mgr_flush(struct mgr *m, uint64_t deadline_ms)
 	m->exec_fresh_ns = monotonic_ns();
 	while (dirtyq_pop(&m->dirty, &d)) {
 		/* New threads only: the rest of the process is known. */
-		if (d.why & ~(unsigned int)D_RATIO)
-			mgr_eval_now(m, d.node.pid, d.why & ~(unsigned int)D_RATIO,
+		if (d.why & ~(unsigned int)(D_RATIO | D_RESET))
+			mgr_eval_now(m, d.node.pid,
+				     d.why & ~(unsigned int)(D_RATIO | D_RESET),
 				     d.inherit,
 				     d.why & (D_EVAL | D_EXEC | D_UID) ? WALK_ALL
 									: WALK_NEW);
 		/* Its rule's new ratio, if it is still under one. */
 		if (d.why & D_RATIO)
 			mgr_apply_rule_ratio(m, d.node.pid);
+		/* The rest of its threads' reset, a cap at a time. */
+		if (d.why & D_RESET)
+			reset_more(m, d.node.pid);
 		if (now_ms() >= deadline_ms)
 			break;
 	}

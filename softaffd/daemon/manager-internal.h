@@ -188,6 +188,12 @@ struct other {
 	uint32_t seen;
 	struct attr_digest attrs;
 	bool recheck; /* matched under an older configuration: evaluate */
+	/*
+	 * threads = "main", left its rule: the threads whose reset did not
+	 * fit the evaluation's cap (MGR_WALK_CAP), reset from the dirty
+	 * queue (D_RESET) a cap at a time; NULL: none.
+	 */
+	struct twalk *reset;
 };
 
 /*
@@ -201,6 +207,7 @@ enum {
 	D_THREADS = 1 << 3, /* a managed process has new threads */
 	D_UID = 1 << 4,	    /* its uid changed: the match cache misses */
 	D_RATIO = 1 << 5,   /* its rule's ratio changed: write it */
+	D_RESET = 1 << 6,   /* the rest of its threads' reset (other.reset) */
 };
 
 /*
@@ -334,6 +341,10 @@ struct managed *mgr_lookup(const struct mgr *m, int pid);
 struct other *mgr_other_lookup(const struct mgr *m, int pid);
 struct other *mgr_other_add(struct mgr *m, int pid);
 void mgr_other_del(struct mgr *m, int pid);
+/* Out of the table and freed, with a reset in progress. */
+void mgr_other_remove(struct mgr *m, struct other *o);
+/* Forget a reset in progress of o (its tids). */
+void mgr_other_reset_free(struct other *o);
 /* Manage pid under rule (starttime 0: not read yet, see struct managed). */
 struct managed *mgr_insert(struct mgr *m, int pid, uint64_t starttime,
 			   const char *comm, unsigned int rule);
@@ -419,20 +430,26 @@ void mgr_apply_ratio(struct mgr *m, struct managed *e,
 void mgr_apply_proc(struct mgr *m, struct managed *e,
 		    const struct mgr_target *t, int pfd,
 		    enum walk walk);
-void mgr_restore_proc(struct mgr *m, struct managed *e,
-		      const struct mgr_target *t, int pfd);
+struct twalk *mgr_restore_proc(struct mgr *m, struct managed *e,
+			       const struct mgr_target *t, int pfd,
+			       unsigned int cap);
 /* e's process directory if it is still e's process, or -1 (e dropped). */
 int mgr_open_same(struct mgr *m, struct managed *e);
 /* Start over with e: adopt all its threads on the next apply. */
 void mgr_readopt_proc(struct mgr *m, struct managed *e);
-void mgr_unmanage(struct mgr *m, struct managed *e,
-		  const struct mgr_target *t, int pfd,
-		  const char *why);
+struct twalk *mgr_unmanage(struct mgr *m, struct managed *e,
+			   const struct mgr_target *t, int pfd,
+			   const char *why, unsigned int cap);
 /*
  * The ratio of pid's rule as it is now, if pid is still the managed
  * process it was (D_RATIO, queued by mgr_set_rule_ratio).
  */
 void mgr_apply_rule_ratio(struct mgr *m, int pid);
+/*
+ * The next cap threads of o->reset (D_RESET): true when more are left.
+ * o's process must still be o's (its start time).
+ */
+bool mgr_reset_more(struct mgr *m, struct other *o, unsigned int cap);
 /* A child that kept the mask of o->inherit's rule: reset it (if ours). */
 void mgr_restore_inherited(struct mgr *m, struct other *o);
 
@@ -446,9 +463,21 @@ bool mgr_walk_threads(struct mgr *m, struct managed *e,
 		      const struct mgr_target *t, int pfd,
 		      enum walk walk, unsigned int cap, bool retake,
 		      unsigned int nthreads);
-/* threads = "main": every thread's request back to inherit, if ours. */
-void mgr_restore_threads(struct mgr *m, struct managed *e,
-			 const struct mgr_target *t, int pfd);
+/*
+ * threads = "main": every thread's request back to inherit, if ours; at
+ * most cap threads, the rest (not hand-set) returned as a walk to go on
+ * with (mgr_reset_walk; free tids and it), or NULL: all done.
+ */
+struct twalk *mgr_restore_threads(struct mgr *m, struct managed *e,
+				  const struct mgr_target *t, int pfd,
+				  unsigned int cap);
+/*
+ * Go on with w, at most cap threads of pid, resetting those whose
+ * request is still target.  True when it is complete.
+ */
+bool mgr_reset_walk(struct mgr *m, int pid, int pfd,
+		    const struct cpuset *target, struct twalk *w,
+		    unsigned int cap);
 /* Undo one thread's request (inherit) if it is still target, ours. */
 bool mgr_reset_thread(struct mgr *m, int pid, int pfd, int tid,
 		      const struct cpuset *target);

@@ -154,7 +154,7 @@ static void retarget(struct mgr *m, struct reload *rl, struct managed *e,
 		 * thread's): ours at the old one goes first, and the apply
 		 * right after sets the new one.
 		 */
-		mgr_restore_proc(m, e, &ot, pfd);
+		mgr_restore_proc(m, e, &ot, pfd, UINT_MAX);
 		owned_keep_hand(&e->own);
 	}
 	mgr_walk_free(e); /* a walk in progress was for the old rule */
@@ -184,7 +184,7 @@ static bool to_cgroup(struct mgr *m, struct reload *rl, struct managed *e,
 	if (m->snap->pfd < 0 || !mgr_cg_eval(m, m->snap, &nt))
 		return false;
 	if (!(e->flags & M_CGROUP)) {
-		mgr_restore_proc(m, e, &ot, m->snap->pfd);
+		mgr_restore_proc(m, e, &ot, m->snap->pfd, UINT_MAX);
 		owned_keep_hand(&e->own);
 		e->flags &= ~(unsigned int)M_ADOPTED;
 		e->flags |= M_CGROUP;
@@ -236,7 +236,8 @@ static void reload_proc(struct mgr *m, struct reload *rl, struct managed *e)
 			     rule_by_name(rl->cfg, rl->old_cfg->rules[e->rule]
 							   .name) < 0
 				     ? "rule removed; matches no rule now"
-				     : "matches no rule now");
+				     : "matches no rule now",
+			     UINT_MAX);
 	}
 	if (!opened)
 		close(pfd);
@@ -291,8 +292,7 @@ static void reload_others(struct mgr *m, const struct reload *rl)
 		if (o->inherit && nr < 0)
 			mgr_restore_inherited(m, o);
 		if (nr < 0) {
-			pidtable_del(&m->others, n);
-			free(n);
+			mgr_other_remove(m, o);
 			continue;
 		}
 		o->inherit = (unsigned int)nr + 1;

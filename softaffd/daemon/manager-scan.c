@@ -95,10 +95,8 @@ static void scan_end(struct mgr *m)
 		if (as_managed(n)->seen != m->gen)
 			mgr_drop(m, as_managed(n));
 	pidtable_for_each (&m->others, n, next) {
-		if (((struct other *)n)->seen != m->gen) {
-			pidtable_del(&m->others, n);
-			free(n);
-		}
+		if (((struct other *)n)->seen != m->gen)
+			mgr_other_remove(m, (struct other *)n);
 	}
 	pidtable_shrink(&m->procs);
 	pidtable_shrink(&m->others);

@@ -73,14 +73,27 @@ struct other *mgr_other_add(struct mgr *m, int pid)
 	return o;
 }
 
+void mgr_other_reset_free(struct other *o)
+{
+	if (o->reset)
+		free(o->reset->tids);
+	free(o->reset);
+	o->reset = NULL;
+}
+
+void mgr_other_remove(struct mgr *m, struct other *o)
+{
+	pidtable_del(&m->others, &o->node);
+	mgr_other_reset_free(o);
+	free(o);
+}
+
 void mgr_other_del(struct mgr *m, int pid)
 {
-	struct pidnode *n = pidtable_lookup(&m->others, pid);
+	struct other *o = mgr_other_lookup(m, pid);
 
-	if (n) {
-		pidtable_del(&m->others, n);
-		free(n);
-	}
+	if (o)
+		mgr_other_remove(m, o);
 }
 
 struct managed *mgr_insert(struct mgr *m, int pid, uint64_t starttime,

@@ -269,16 +269,54 @@ bool mgr_walk_threads(struct mgr *m, struct managed *e,
 	return true;
 }
 
-void mgr_restore_threads(struct mgr *m, struct managed *e,
-		 const struct mgr_target *t, int pfd)
+struct twalk *mgr_restore_threads(struct mgr *m, struct managed *e,
+				  const struct mgr_target *t, int pfd,
+				  unsigned int cap)
 {
-	int n = procfs_read_tids(pfd, &m->tids, &m->tids_cap);
+	int n = procfs_read_tids(pfd, &m->tids, &m->tids_cap), i;
+	struct twalk *rest = NULL;
 
-	for (int i = 0; i < n; i++) {
+	for (i = 0; i < n && (unsigned int)i < cap; i++) {
+		if (!restore_one(m, e, t, pfd, m->tids[i]))
+			return NULL;
+		mgr_tick(m, (unsigned long)i);
+	}
+	if (i < n) {
+		rest = calloc(1, sizeof(*rest));
+		if (rest)
+			rest->tids = malloc((size_t)(n - i) * sizeof(int));
+	}
+	if (rest && rest->tids) {
+		/* Hand-set ones are known only here: left out of the rest. */
+		for (; i < n; i++) {
+			struct mthread *th = owned_find(&e->own, m->tids[i]);
+
+			if (!th || !th->hand)
+				rest->tids[rest->n++] = m->tids[i];
+		}
+		return rest;
+	}
+	/* No memory to put the rest off: do it now. */
+	if (rest)
+		free(rest);
+	for (; i < n; i++) {
 		if (!restore_one(m, e, t, pfd, m->tids[i]))
 			break;
 		mgr_tick(m, (unsigned long)i);
 	}
+	return NULL;
+}
+
+bool mgr_reset_walk(struct mgr *m, int pid, int pfd,
+		    const struct cpuset *target, struct twalk *w,
+		    unsigned int cap)
+{
+	for (unsigned int k = 0; k < cap && w->next < w->n; k++) {
+		if (!mgr_reset_thread(m, pid, pfd, w->tids[w->next++], target))
+			return true;
+		mgr_tick(m, k);
+	}
+	return w->next >= w->n;
 }
 
 void mgr_reset_threads(struct mgr *m, int pid, int pfd,

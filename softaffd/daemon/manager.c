@@ -81,7 +81,9 @@ void mgr_free(struct mgr *m)
 	if (m->procs.buckets)
 		pidtable_for_each (&m->procs, n, next)
 			mgr_drop(m, as_managed(n));
-	pidtable_clear(&m->others);
+	if (m->others.buckets)
+		pidtable_for_each (&m->others, n, next)
+			mgr_other_remove(m, (struct other *)n);
 	pidtable_done(&m->procs);
 	pidtable_done(&m->others);
 	dirtyq_done(&m->dirty);
@@ -119,7 +121,7 @@ void mgr_restore_all(struct mgr *m)
 		if (pfd >= 0) {
 			struct mgr_target t = mgr_target(m, e->rule);
 
-			mgr_restore_proc(m, e, &t, pfd);
+			mgr_restore_proc(m, e, &t, pfd, UINT_MAX);
 			close(pfd);
 		}
 		mgr_tick(m, i++);

@@ -93,6 +93,8 @@ int main(void)
 	    "dirty queue: a storm starves no one (ceil(n/k) turns)");
 	RUN(test_manager_dirty, "dirty queue, match cache, inherited masks");
 	RUN(test_threads_main, "threads = main: other threads get no mask");
+	RUN(test_threads_main_leave_capped,
+	    "threads = main leaving its rule: threads reset a cap at a time (F7)");
 	RUN(test_process_level,
 	    "threads = all: one process-level write, restored as it was");
 	RUN(test_walk_slices, "a 1000-thread walk in capped slices");

@@ -131,6 +131,7 @@ void test_manager_slices(void);
 void test_manager_attrs(void);
 void test_manager_dirty(void);
 void test_threads_main(void);
+void test_threads_main_leave_capped(void);
 void test_process_level(void);
 void test_walk_slices(void);
 /* unit-manager.c */
