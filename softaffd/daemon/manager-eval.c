@@ -89,8 +89,7 @@ static void reset_later(struct mgr *m, int pid, struct twalk *rest)
 			;
 		return;
 	}
-	free(rest->tids);
-	free(rest);
+	mgr_twalk_free(&rest);
 }
 
 /* s matched no rule: cache that, with the rule whose mask it may carry. */

@@ -337,6 +337,8 @@ static inline struct mgr_target mgr_target(struct mgr *m, unsigned int rule)
  */
 void mgr_hand_note(struct mgr *m, const struct managed *e, bool was);
 void mgr_walk_free(struct managed *e);
+/* A thread walk's tids and itself; *w NULL after. */
+void mgr_twalk_free(struct twalk **w);
 struct managed *mgr_lookup(const struct mgr *m, int pid);
 struct other *mgr_other_lookup(const struct mgr *m, int pid);
 struct other *mgr_other_add(struct mgr *m, int pid);

@@ -73,12 +73,17 @@ struct other *mgr_other_add(struct mgr *m, int pid)
 	return o;
 }
 
+void mgr_twalk_free(struct twalk **w)
+{
+	if (*w)
+		free((*w)->tids);
+	free(*w);
+	*w = NULL;
+}
+
 void mgr_other_reset_free(struct other *o)
 {
-	if (o->reset)
-		free(o->reset->tids);
-	free(o->reset);
-	o->reset = NULL;
+	mgr_twalk_free(&o->reset);
 }
 
 void mgr_other_remove(struct mgr *m, struct other *o)
@@ -147,10 +152,7 @@ void mgr_hand_note(struct mgr *m, const struct managed *e, bool was)
 
 void mgr_walk_free(struct managed *e)
 {
-	if (e->walk)
-		free(e->walk->tids);
-	free(e->walk);
-	e->walk = NULL;
+	mgr_twalk_free(&e->walk);
 }
 
 void mgr_drop(struct mgr *m, struct managed *e)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Bounded work: log rate limits, time budgets, thread ownership, the
- * dirty queue.
+ * dirty queue, and resets put off to it.
  */
 #include "unit.h"
 #include "daemon-internal.h"
@@ -196,4 +196,47 @@ void test_dirtyq_no_starvation(void)
 	CHECK(late == 0);
 	CHECK(drained == K * TURNS && longest > 40 * K);
 	dirtyq_done(&q);
+}
+
+/*
+ * F7: threads = "main", a process with more threads than one evaluation
+ * visits (MGR_WALK_CAP) leaves its rule (its owner renames it): the
+ * threads are reset a cap at a time from the dirty queue, not all in
+ * the evaluation of the rename.
+ */
+void test_threads_main_leave_capped(void)
+{
+	const int n = MGR_WALK_CAP + 44;
+	struct config *c;
+	int left;
+
+	fake_fixture();
+	c = mgr_setup("rules = ( { name = \"app\"; comm = \"app\"; "
+		      "cpus = \"0-1\"; threads = \"main\"; } );");
+	if (!c)
+		return;
+	for (int t = 0; t < n; t++)
+		mktask(2000, 2000 + t, "app", 20, 0, "0-3", "\n");
+	CHECK(mgr_scan(mgr) == 0 && mgr_processes(mgr) == 1);
+	mgr_flush(mgr, UINT64_MAX);
+	CHECK_STR(soft_of(2000, 2000), "0-1\n");
+	/* Every thread carries the rule's mask (as if inherited). */
+	for (int t = 1; t < n; t++)
+		mktask(2000, 2000 + t, "app", 20, 0, "0-3", "0-1\n");
+	mktask(2000, 2000, "other", 20, 0, "0-3", NULL);
+	mgr_on_change(mgr, 2000);
+	/* The rename's evaluation: a cap of threads reset, the rest queued. */
+	mgr_flush(mgr, 0);
+	CHECK(!mgr_lookup(mgr, 2000));
+	left = 0;
+	for (int t = 0; t < n; t++)
+		left += !strcmp(soft_of(2000, 2000 + t), "0-1\n");
+	CHECK(left == n - MGR_WALK_CAP && mgr_dirty_count(mgr) == 1);
+	/* The rest, from the queue. */
+	CHECK(mgr_flush(mgr, UINT64_MAX));
+	left = 0;
+	for (int t = 0; t < n; t++)
+		left += !strcmp(soft_of(2000, 2000 + t), "0-1\n");
+	CHECK(left == 0);
+	mgr_teardown(c, NULL);
 }

@@ -131,7 +131,6 @@ void test_manager_slices(void);
 void test_manager_attrs(void);
 void test_manager_dirty(void);
 void test_threads_main(void);
-void test_threads_main_leave_capped(void);
 void test_process_level(void);
 void test_walk_slices(void);
 /* unit-manager.c */
@@ -165,6 +164,7 @@ void test_walk_gap(void);
 void test_owned(void);
 void test_dirtyq(void);
 void test_dirtyq_no_starvation(void);
+void test_threads_main_leave_capped(void);
 /* unit-figures.c */
 void test_sample_psi_gate(void);
 void test_sample_no_psi(void);
