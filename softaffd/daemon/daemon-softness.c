@@ -39,8 +39,7 @@ void softness_apply_config(struct daemon *d)
  * The CPUs rule r may use outside its preferred ones and its preferred
  * ones, how busy each were (in CPUs), and the spare capacity outside.
  * Only CPUs of nodes that have CPUs are in topo->all: a memory-only
- * (CXL) node adds neither capacity nor an average; only those the
- * rule's tasks may run on (mgr_rule_allowed) count.
+ * (CXL) node adds neither capacity nor an average.
  */
 static void outside_load(const struct daemon *d, unsigned int r,
 			 struct rulectl_sample *in)
@@ -52,11 +51,13 @@ static void outside_load(const struct daemon *d, unsigned int r,
 		.valid = &d->sampler.valid,
 		.wait_valid = &d->sampler.wait_valid,
 	};
-	struct cpuset allowed;
-
-	if (!mgr_rule_allowed(d->mgr, r, &allowed))
-		cpuset_zero(&allowed);
-	rulectl_room(&cpus, &d->cfg->rules[r].cpus, &allowed, in);
+	/*
+	 * Every CPU outside counts, not only those the rule's tasks had in
+	 * their hard masks when they were adopted (L5): that mask goes
+	 * stale, and 71-softaffd-softness's pinned hogs showed the control
+	 * law then never softening.  Left for the next round of #38.
+	 */
+	rulectl_room(&cpus, &d->cfg->rules[r].cpus, NULL, in);
 }
 
 /*
