@@ -118,6 +118,14 @@ void daemon_reload(struct daemon *d);
 void daemon_caps_update(struct daemon *d);
 
 /* daemon-softness.c */
+/*
+ * Per rule of cfg, its softness: a rule of old that cfg keeps
+ * (config_rule_map) keeps its own, as the manager keeps its ratio and
+ * plan; the others start at the hardest, awake.  NULL: ENOMEM.
+ */
+struct rule_softness *softness_rules_new(const struct config *old,
+					 const struct rule_softness *olds,
+					 const struct config *cfg);
 /* Start the global controller; keep the current rung if the ratio is on it. */
 void softness_setup(struct daemon *d);
 /* Put the configured global ratio in force (fixed, or adaptive's start). */

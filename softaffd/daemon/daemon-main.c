@@ -305,7 +305,8 @@ int daemon_start(struct daemon *d, const struct daemon_opts *o,
 					     .watch = daemon_watch_trigger,
 					     .unwatch = daemon_unwatch_trigger,
 					     .userdata = d});
-	if (!d->mgr) {
+	d->soft = softness_rules_new(NULL, NULL, cfg);
+	if (!d->mgr || !d->soft) {
 		log_err("out of memory");
 		return 1;
 	}
@@ -394,6 +395,8 @@ void daemon_stop(struct daemon *d)
 	/* The manager unwatches its triggers while the loop is there. */
 	mgr_free(d->mgr);
 	d->mgr = NULL;
+	free(d->soft);
+	d->soft = NULL;
 	loop_free(d);
 	sbuf_free(&d->last_status);
 	sbuf_free(&d->last_json);

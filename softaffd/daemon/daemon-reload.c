@@ -82,6 +82,7 @@ void daemon_reload(struct daemon *d)
 	struct topology *ntopo = calloc(1, sizeof(*ntopo));
 	const struct topology *topo = d->topo;
 	struct config *ncfg = NULL;
+	struct rule_softness *nsoft;
 	double *nutil = NULL;
 	char err[1024];
 	bool same;
@@ -117,13 +118,17 @@ void daemon_reload(struct daemon *d)
 		config_free(ncfg);
 		goto out;
 	}
-	r = mgr_reload(d->mgr, ncfg);
+	nsoft = softness_rules_new(d->cfg, d->soft, ncfg);
+	r = nsoft ? mgr_reload(d->mgr, ncfg) : -ENOMEM;
 	if (r == -ENOMEM) {
 		log_err("reload: out of memory; keeping the old configuration");
+		free(nsoft);
 		config_free(ncfg);
 		goto out;
 	}
 	same = r == 1;
+	free(d->soft);
+	d->soft = nsoft;
 	config_free(d->cfg);
 	d->cfg = ncfg;
 	if (ntopo) {

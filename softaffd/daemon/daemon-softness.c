@@ -8,9 +8,28 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon-internal.h"
+
+struct rule_softness *softness_rules_new(const struct config *old,
+					 const struct rule_softness *olds,
+					 const struct config *cfg)
+{
+	struct rule_softness *soft =
+		calloc(cfg->nrules ? cfg->nrules : 1, sizeof(*soft));
+	int map[CONFIG_MAX_RULES];
+
+	if (!soft || !old)
+		return soft;
+	/* An adaptive rule's softness does not start over on reload. */
+	config_rule_map(old, cfg, map);
+	for (unsigned int i = 0; i < old->nrules; i++)
+		if (map[i] >= 0)
+			soft[map[i]] = olds[i];
+	return soft;
+}
 
 void softness_setup(struct daemon *d)
 {
@@ -119,65 +138,96 @@ void softness_schedstats_restore(struct daemon *d)
 	d->schedstats_orig = -1;
 }
 
-/* Per rule: gather, let the control law decide, apply. */
+/*
+ * Rule r on what mgr_sample gave back of it: the control law decides
+ * (rulectl_step, pure), and a new ratio is put in force.
+ */
+static void rule_step(struct daemon *d, unsigned int r,
+		      const struct rule_sampled *out)
+{
+	const struct rule *rule = &d->cfg->rules[r];
+	struct rule_softness *rs = &d->soft[r];
+	const struct rule_figures *f = &rs->last;
+	struct ratio before = mgr_rule_ratio(d->mgr, r), after;
+	struct rulectl_sample in;
+	enum rulectl_action a;
+
+	/* A trigger or new work woke it: the sample decides anew. */
+	if (out->woken)
+		rs->asleep = false;
+	rs->sampled_now = out->sampled;
+	if (out->sampled)
+		rs->last = out->fig;
+	if (rule->softness.kind != SOFT_ADAPTIVE) {
+		snprintf(rs->why, sizeof(rs->why), "%s in the rule",
+			 softness_name(rule->softness.kind));
+		return;
+	}
+	if (!mgr_rule_processes(d->mgr, r)) {
+		snprintf(rs->why, sizeof(rs->why), "no processes");
+		return;
+	}
+	/* Asleep, or not due: the last decision stands. */
+	if (!rs->sampled_now)
+		return;
+	in = rule_sample(f);
+	outside_load(d, r, &in);
+	a = rulectl_step(&d->rctl, &rs->ctl, &in, rs->why, sizeof(rs->why));
+	/* Only on figures that cover every cgroup of the rule. */
+	rs->asleep = f->valid && mgr_rule_triggers_armed(d->mgr, r) &&
+		     rulectl_may_sleep(&d->rctl, &rs->ctl, &in);
+	if (rs->asleep)
+		snprintf(rs->why, sizeof(rs->why),
+			 "asleep: hardest, tasks wait %.0f%%; a "
+			 "cpu.pressure trigger wakes it",
+			 rulectl_wait(&in) * 100);
+	if (a == RULECTL_HOLD)
+		return;
+	after = rulectl_ratio(&d->rctl, &rs->ctl);
+	/*
+	 * A process rule on a kernel without soft_affinity_ratio: decided,
+	 * but nothing takes it (said once at the first write); the log and
+	 * the status must not claim it is.
+	 */
+	if (!mgr_rule_ratio_applies(d->mgr, r)) {
+		log_debug("rule '%s': softness %u:%u -> %u:%u (%s), "
+			  "not applied: no soft_affinity_ratio",
+			  rule->name, before.allowed, before.preferred,
+			  after.allowed, after.preferred, rs->why);
+		snprintf(rs->why + strlen(rs->why),
+			 sizeof(rs->why) - strlen(rs->why),
+			 "; not applied: the kernel has no "
+			 "soft_affinity_ratio");
+	} else {
+		log_info("rule '%s': softness %u:%u -> %u:%u (%s)", rule->name,
+			 before.allowed, before.preferred, after.allowed,
+			 after.preferred, rs->why);
+	}
+	mgr_set_rule_ratio(d->mgr, r, after);
+}
+
+/*
+ * Per rule: sample (the manager gathers, as each rule's plan asks), step
+ * (the control law decides), set the ratio (the manager acts), and plan
+ * the next samples from the rung and sleep just decided (pure).  The
+ * softness is the daemon's alone; the manager keeps the ratio and the
+ * plan it was given.
+ */
 static void rules_step(struct daemon *d, uint64_t now)
 {
-	mgr_sample(d->mgr, now, schedstats_enabled(d));
-	for (unsigned int r = 0; r < d->cfg->nrules; r++) {
-		const struct rule *rule = &d->cfg->rules[r];
-		struct rule_state *rs = mgr_rule_state(d->mgr, r);
-		const struct rule_figures *f = &rs->last;
-		struct rulectl_sample in = rule_sample(f);
-		struct ratio before = rs->ratio, after;
-		enum rulectl_action a;
+	unsigned int nr = d->cfg->nrules;
+	struct rule_sampled *out = calloc(nr ? nr : 1, sizeof(*out));
 
-		if (rule->softness.kind != SOFT_ADAPTIVE) {
-			snprintf(rs->why, sizeof(rs->why), "%s in the rule",
-				 softness_name(rule->softness.kind));
-			continue;
-		}
-		if (!mgr_rule_processes(d->mgr, r)) {
-			snprintf(rs->why, sizeof(rs->why), "no processes");
-			continue;
-		}
-		/* Asleep, or not due: the last decision stands. */
-		if (!rs->sampled_now)
-			continue;
-		outside_load(d, r, &in);
-		a = rulectl_step(&d->rctl, &rs->ctl, &in, rs->why,
-				 sizeof(rs->why));
-		/* Only on figures that cover every cgroup of the rule. */
-		rs->asleep = f->valid && mgr_rule_triggers_armed(d->mgr, r) &&
-			     rulectl_may_sleep(&d->rctl, &rs->ctl, &in);
-		if (rs->asleep)
-			snprintf(rs->why, sizeof(rs->why),
-				 "asleep: hardest, tasks wait %.0f%%; a "
-				 "cpu.pressure trigger wakes it",
-				 rulectl_wait(&in) * 100);
-		if (a == RULECTL_HOLD)
-			continue;
-		after = rulectl_ratio(&d->rctl, &rs->ctl);
-		/*
-		 * A process rule on a kernel without soft_affinity_ratio:
-		 * decided, but nothing takes it (said once at the first
-		 * write); the log and the status must not claim it is.
-		 */
-		if (!mgr_rule_ratio_applies(d->mgr, r)) {
-			log_debug("rule '%s': softness %u:%u -> %u:%u (%s), "
-				  "not applied: no soft_affinity_ratio",
-				  rule->name, before.allowed, before.preferred,
-				  after.allowed, after.preferred, rs->why);
-			snprintf(rs->why + strlen(rs->why),
-				 sizeof(rs->why) - strlen(rs->why),
-				 "; not applied: the kernel has no "
-				 "soft_affinity_ratio");
-		} else {
-			log_info("rule '%s': softness %u:%u -> %u:%u (%s)",
-				 rule->name, before.allowed, before.preferred,
-				 after.allowed, after.preferred, rs->why);
-		}
-		mgr_set_rule_ratio(d->mgr, r, after);
+	if (!out)
+		return; /* the last decisions stand */
+	mgr_sample(d->mgr, now, schedstats_enabled(d), out);
+	for (unsigned int r = 0; r < nr; r++) {
+		rule_step(d, r, &out[r]);
+		mgr_rule_plan(d->mgr, r,
+			      rulectl_plan(&d->cfg->rules[r], &d->soft[r].ctl,
+					   d->soft[r].asleep));
 	}
+	free(out);
 }
 
 /* Only adaptive rules judge by the CPUs' run queues (outside_load). */

@@ -48,6 +48,7 @@ void daemon_status_done(struct daemon *d)
 void daemon_publish(struct daemon *d)
 {
 	struct status_rule rules[CONFIG_MAX_RULES];
+	struct status_softness soft[CONFIG_MAX_RULES];
 	struct status_snapshot s = {
 		.pid = (int)getpid(),
 		.cfg = d->cfg,
@@ -72,9 +73,15 @@ void daemon_publish(struct daemon *d)
 	bool changed;
 	int n, r = 0;
 
-	for (unsigned int i = 0; i < d->cfg->nrules; i++)
+	for (unsigned int i = 0; i < d->cfg->nrules; i++) {
+		soft[i] = (struct status_softness){
+			.ratio = mgr_rule_ratio(d->mgr, i),
+			.cg_mode = mgr_rule_cg_mode(d->mgr, i),
+			.why = d->soft[i].why,
+			.last = &d->soft[i].last};
 		rules[i] = (struct status_rule){mgr_rule_processes(d->mgr, i),
-						mgr_rule_state(d->mgr, i)};
+						&soft[i]};
+	}
 	n = mgr_containers_left(d->mgr, &ctrs);
 	s.containers = ctrs;
 	s.ncontainers = n > 0 ? (unsigned int)n : 0;

@@ -26,6 +26,25 @@
 #define EXIT_RUNTIME 70
 #define EXIT_SIGNALLED 143
 
+/*
+ * A rule's softness, which the daemon's controller owns and decides
+ * (daemon-softness.c); the manager gets what follows from it: the
+ * ratio (mgr_set_rule_ratio) and how to sample the rule
+ * (mgr_rule_plan).
+ */
+struct rule_softness {
+	struct rulectl_state ctl; /* adaptive rules */
+	/*
+	 * Asleep: every cgroup of the rule has a PSI trigger, the rule is
+	 * at its hardest and its tasks did not wait: it is sampled only
+	 * for --status until a trigger fires (struct rule_sampled woken).
+	 */
+	bool asleep;
+	bool sampled_now;	  /* the last mgr_sample sampled it */
+	char why[160];		  /* why the softness is what it is */
+	struct rule_figures last; /* the last sample, for --status */
+};
+
 struct daemon_opts {
 	const char *config;
 	bool dry_run, once;
@@ -63,6 +82,7 @@ struct daemon {
 	struct ctl_state ctl;
 	struct sysctl_ratio ratio;
 	struct rulectl_params rctl;
+	struct rule_softness *soft; /* per rule of cfg */
 	int schedstats_orig; /* what kernel.sched_schedstats was, -1: untouched */
 	double *node_util;
 	unsigned int caps_start; /* CAPS_* permitted at start */

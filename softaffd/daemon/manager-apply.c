@@ -250,7 +250,7 @@ void mgr_apply_proc(struct mgr *m, struct managed *e,
 			mgr_walk_free(e);
 			return;
 		}
-		mgr_apply_ratio(m, e, t, pfd, &t->mr->st.ratio);
+		mgr_apply_ratio(m, e, t, pfd, &t->mr->ratio);
 		if (e->flags & M_IGNORED)
 			return;
 	}
@@ -313,7 +313,7 @@ void mgr_apply_rule_ratio(struct mgr *m, int pid)
 	pfd = mgr_open_same(m, e);
 	if (pfd < 0)
 		return;
-	mgr_apply_ratio(m, e, &t, pfd, &t.mr->st.ratio);
+	mgr_apply_ratio(m, e, &t, pfd, &t.mr->ratio);
 	close(pfd);
 }
 

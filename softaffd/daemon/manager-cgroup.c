@@ -52,13 +52,18 @@ void mgr_cg_entry_free(struct mgr *m, struct cg_entry *c)
 	c->path = NULL;
 }
 
-/* The rule's cgroups read afresh: the baselines of its next sample. */
+/*
+ * A rule asleep (its plan samples it only for --status) wakes: its
+ * cgroups read afresh, the baselines of its sample at the next interval
+ * (woken), which tells the daemon.  One sampled every interval has
+ * fresh baselines already.
+ */
 static void rule_wake(struct mgr *m, struct mgr_rule *mr, unsigned int rule,
 		      uint64_t now)
 {
-	if (!mr->st.asleep)
+	if (mr->plan.every || mr->woken)
 		return;
-	mr->st.asleep = false;
+	mr->woken = true;
 	for (size_t k = 0; k < m->ncgs; k++) {
 		struct cg_entry *c = &m->cgs[k];
 
@@ -232,7 +237,7 @@ int mgr_cg_apply(struct mgr *m, const struct mgr_target *t,
 {
 	const struct rule *ru = t->r;
 	struct cg_entry *c = cg_find(m, path);
-	const struct ratio *ratio = &t->mr->st.ratio;
+	const struct ratio *ratio = &t->mr->ratio;
 	struct pref_req cur, want = {
 		.cpus = {REQ_SET, ru->cpus},
 		.ratio = {REQ_SET, *ratio},
@@ -320,7 +325,7 @@ bool mgr_cg_eval(struct mgr *m, const struct snap *s,
 	char path[sizeof(s->cgroup)] = "?";
 	int r;
 
-	if (!mr->st.cg_mode || !s->a.cgroup)
+	if (!mr->cg_mode || !s->a.cgroup)
 		return false;
 	r = rules_cgroup_target(t->r, s->a.cgroup, path, sizeof(path));
 	if (r == 0)

@@ -285,18 +285,14 @@ static bool sample_cgroups(struct mgr *m, unsigned int rule,
 static bool walk_due(const struct mgr_rule *mr, enum wait_source source,
 		     uint64_t now)
 {
-	return source == WAIT_THREADS || mr->st.ctl.rung > 0 ||
-	       !mr->walked_ms || now - mr->walked_ms >= MGR_SAMPLE_OTHERS_MS;
+	return source == WAIT_THREADS || mr->plan.soft || !mr->walked_ms ||
+	       now - mr->walked_ms >= MGR_SAMPLE_OTHERS_MS;
 }
 
-/* Is rule sampled this time? */
-static bool sample_due(const struct mgr *m, unsigned int r, uint64_t now)
+/* Is rule sampled this time: as its plan says, or woken. */
+static bool sample_due(const struct mgr_rule *mr, uint64_t now)
 {
-	const struct mgr_rule *mr = &m->rules[r];
-	bool every = m->cfg->rules[r].softness.kind == SOFT_ADAPTIVE &&
-		     !mr->st.asleep;
-
-	return every || !mr->sampled_ms ||
+	return mr->plan.every || mr->woken || !mr->sampled_ms ||
 	       now - mr->sampled_ms >= MGR_SAMPLE_OTHERS_MS;
 }
 
@@ -519,7 +515,8 @@ static void figures_finish(struct rule_figures *f, const struct rule_figures *w)
 	f->locality_ns = w->interval_ns;
 }
 
-void mgr_sample(struct mgr *m, uint64_t now, bool exact)
+void mgr_sample(struct mgr *m, uint64_t now, bool exact,
+		struct rule_sampled *ret)
 {
 	unsigned int nr = m->cfg->nrules ? m->cfg->nrules : 1;
 	struct rule_figures *fig = calloc(nr, sizeof(*fig));
@@ -529,14 +526,14 @@ void mgr_sample(struct mgr *m, uint64_t now, bool exact)
 
 	for (unsigned int r = 0; r < m->cfg->nrules; r++)
 		/* No decision on old figures. */
-		m->rules[r].st.sampled_now = false;
+		ret[r] = (struct rule_sampled){0};
 	if (!fig || !walk || !plan)
 		goto out;
 	for (unsigned int r = 0; r < m->cfg->nrules; r++) {
 		struct mgr_rule *mr = &m->rules[r];
 		struct rule_figures *f = &fig[r];
 
-		if (!sample_due(m, r, now))
+		if (!sample_due(mr, now))
 			continue;
 		*f = (struct rule_figures){
 			.interval_ns = mr->sampled_ms ? (now - mr->sampled_ms) *
@@ -544,9 +541,9 @@ void mgr_sample(struct mgr *m, uint64_t now, bool exact)
 						      : 0,
 			.exact = exact,
 			.valid = mr->sampled_ms != 0};
-		if (mr->st.cg_mode && sample_cgroups(m, r, f))
+		if (mr->cg_mode && sample_cgroups(m, r, f))
 			f->source = WAIT_CGROUP;
-		if (calm && f->source == WAIT_THREADS && !mr->st.ctl.rung)
+		if (calm && f->source == WAIT_THREADS && !mr->plan.soft)
 			plan[r] = P_CALM;
 		else if (walk_due(mr, f->source, now))
 			plan[r] = P_WALK;
@@ -569,8 +566,9 @@ void mgr_sample(struct mgr *m, uint64_t now, bool exact)
 			f->calm = true;
 		}
 		figures_finish(f, &mr->walk);
-		mr->st.last = *f;
-		mr->st.sampled_now = true;
+		ret[r] = (struct rule_sampled){
+			.sampled = true, .woken = mr->woken, .fig = *f};
+		mr->woken = false;
 		mr->sampled_ms = now;
 	}
 out:

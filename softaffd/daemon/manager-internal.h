@@ -137,11 +137,28 @@ static inline bool managed_hand(const struct managed *e)
 }
 
 /*
- * All the manager keeps per rule.  A reload that keeps a rule keeps
- * its softness and figures; its count, logs and warnings start over.
+ * All the manager keeps per rule: its bookkeeping, not its softness,
+ * which the daemon decides (and keeps) and hands down as a ratio
+ * (mgr_set_rule_ratio) and a plan (mgr_rule_plan).  A reload that keeps
+ * a rule keeps its ratio, plan and sampling; its count, logs and
+ * warnings start over.
  */
 struct mgr_rule {
-	struct rule_state st; /* the softness, which the daemon decides on */
+	struct ratio ratio; /* in force now */
+	/*
+	 * It acts on cgroups: a rule that matches on cgroup and unit
+	 * alone (threads = "all") is one write to the cgroup's
+	 * cpuset.cpus.preferred and .ratio, which every task in it, and
+	 * every later one, follows without softaffd chasing threads.
+	 */
+	bool cg_mode;
+	struct rulectl_plan plan; /* how the daemon wants it sampled */
+	/*
+	 * A trigger fired, or a cgroup of it came with new work, while its
+	 * plan sampled it only for --status: sampled at the next interval,
+	 * and the daemon told (struct rule_sampled).
+	 */
+	bool woken;
 	bool cg_fallback_logged;
 	bool no_psi_logged;	  /* a cgroup of it had no cpu.pressure */
 	struct rule_figures walk; /* the last walk of its threads */

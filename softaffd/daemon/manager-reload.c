@@ -122,16 +122,16 @@ static bool same_preference(const struct reload *rl, const struct managed *e,
 	const struct rule *o = &rl->old_cfg->rules[e->rule];
 	const struct rule *n = &rl->cfg->rules[nr];
 
-	if ((e->flags & M_CGROUP) && rl->rules[nr].st.cg_mode)
+	if ((e->flags & M_CGROUP) && rl->rules[nr].cg_mode)
 		/* The same rule: its cgroup and that entry stay as they are. */
 		return rl->map[e->rule] == (int)nr &&
-		       ratio_equal(rl->old_rules[e->rule].st.ratio,
-				   rl->rules[nr].st.ratio);
-	if ((e->flags & M_CGROUP) || rl->rules[nr].st.cg_mode)
+		       ratio_equal(rl->old_rules[e->rule].ratio,
+				   rl->rules[nr].ratio);
+	if ((e->flags & M_CGROUP) || rl->rules[nr].cg_mode)
 		return false;
 	return cpuset_equal(&o->cpus, &n->cpus) && o->threads == n->threads &&
-	       ratio_equal(rl->old_rules[e->rule].st.ratio,
-			   rl->rules[nr].st.ratio);
+	       ratio_equal(rl->old_rules[e->rule].ratio,
+			   rl->rules[nr].ratio);
 }
 
 /*
@@ -219,7 +219,7 @@ static void reload_proc(struct mgr *m, struct reload *rl, struct managed *e)
 		rl->kept++;
 		return;
 	}
-	if (nr >= 0 && rl->rules[nr].st.cg_mode && opened &&
+	if (nr >= 0 && rl->rules[nr].cg_mode && opened &&
 	    to_cgroup(m, rl, e, (unsigned int)nr))
 		return;
 	pfd = opened ? m->snap->pfd : mgr_open_same(m, e);

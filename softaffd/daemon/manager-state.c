@@ -189,8 +189,10 @@ struct mgr_rule *mgr_rules_new(const struct config *cfg,
 		const struct rule *r = &cfg->rules[i];
 		struct mgr_rule *mr = &rules[i];
 
-		mr->st.ratio = initial_ratio(cfg, r);
-		mr->st.cg_mode = rule_acts_on_cgroup(r);
+		mr->ratio = initial_ratio(cfg, r);
+		mr->cg_mode = rule_acts_on_cgroup(r);
+		/* As the daemon's controller starts it: hardest, awake. */
+		mr->plan = rulectl_plan(r, &(struct rulectl_state){0}, false);
 	}
 	/* An adaptive ratio does not start over on reload. */
 	for (unsigned int j = 0; j < nold; j++) {
@@ -207,9 +209,20 @@ struct mgr_rule *mgr_rules_new(const struct config *cfg,
 	return rules;
 }
 
-struct rule_state *mgr_rule_state(struct mgr *m, unsigned int r)
+void mgr_rule_plan(struct mgr *m, unsigned int r, struct rulectl_plan plan)
 {
-	return &m->rules[r].st;
+	if (r < m->cfg->nrules)
+		m->rules[r].plan = plan;
+}
+
+struct ratio mgr_rule_ratio(const struct mgr *m, unsigned int r)
+{
+	return m->rules[r].ratio;
+}
+
+bool mgr_rule_cg_mode(const struct mgr *m, unsigned int r)
+{
+	return m->rules[r].cg_mode;
 }
 
 bool mgr_rule_allowed(const struct mgr *m, unsigned int r,
@@ -221,7 +234,7 @@ bool mgr_rule_allowed(const struct mgr *m, unsigned int r,
 
 bool mgr_rule_ratio_applies(const struct mgr *m, unsigned int r)
 {
-	return m->rules[r].st.cg_mode || m->have_proc_ratio;
+	return m->rules[r].cg_mode || m->have_proc_ratio;
 }
 
 unsigned int mgr_rule_processes(const struct mgr *m, unsigned int r)

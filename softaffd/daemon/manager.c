@@ -149,7 +149,7 @@ unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,
 	struct pidnode *n, *next;
 	unsigned int queued = 0;
 
-	t.mr->st.ratio = ratio;
+	t.mr->ratio = ratio;
 	for (size_t k = 0; k < m->ncgs; k++)
 		if (m->cgs[k].rule == rule)
 			mgr_cg_apply(m, &t, m->cgs[k].path);

@@ -60,26 +60,16 @@ static inline struct rulectl_sample rule_sample(const struct rule_figures *f)
 				       .calm = f->calm};
 }
 
-/*
- * A rule's softness: the ratio in force, whether it acts on cgroups,
- * and what the control law (softness.c) made of its last figures.  A
- * rule that matches on cgroup and unit alone (threads = "all") is one
- * write to the cgroup's cpuset.cpus.preferred and .ratio: every task in
- * it, and every later one, follows without softaffd chasing threads.
- */
-struct rule_state {
-	struct ratio ratio; /* in force now */
-	bool cg_mode;
+/* What mgr_sample gives back of one rule. */
+struct rule_sampled {
+	/* Sampled now: fig is new, the law may decide on it. */
+	bool sampled;
 	/*
-	 * Asleep: every cgroup of the rule has a PSI trigger, the rule is
-	 * at its hardest and its tasks did not wait: it is sampled only
-	 * for --status until a trigger fires (mgr_on_pressure).
+	 * A trigger, or new work in a cgroup of it, woke it since the last
+	 * sample while its plan said asleep (mgr_rule_plan).
 	 */
-	bool asleep;
-	bool sampled_now;	  /* mgr_sample took a sample of it this time */
-	struct rulectl_state ctl; /* adaptive rules */
-	char why[160];		  /* why the softness is what it is */
-	struct rule_figures last; /* the last sample, for --status */
+	bool woken;
+	struct rule_figures fig;
 };
 
 /*
@@ -223,8 +213,9 @@ void mgr_restore_all(struct mgr *m);
 void mgr_flush_logs(struct mgr *m, uint64_t now_ms);
 
 /*
- * Gather: per rule, what its tasks did since the last call into its
- * rule_state's last.  A rule that acts on cgroups takes its run and
+ * Gather: per rule, what its tasks did since the last call, into
+ * ret[rule] (one per rule of the configuration), as each rule's plan
+ * asks (mgr_rule_plan).  A rule that acts on cgroups takes its run and
  * wait time from the cgroups' cpu.stat and cpu.pressure (two reads per
  * cgroup), and walks its threads (task/TID/schedstat and stat, sched
  * for the soft counters) for locality only while it is softer than its
@@ -240,9 +231,17 @@ void mgr_flush_logs(struct mgr *m, uint64_t now_ms);
  * as outside when the CPU it was last on is (an estimate, which needs
  * no privilege: turning schedstats on needs CAP_SYS_ADMIN).
  */
-void mgr_sample(struct mgr *m, uint64_t now_ms, bool exact);
-/* Rule r's softness, which the control law reads and decides on. */
-struct rule_state *mgr_rule_state(struct mgr *m, unsigned int r);
+void mgr_sample(struct mgr *m, uint64_t now_ms, bool exact,
+		struct rule_sampled *ret);
+/*
+ * How rule r is to be sampled from now on: the daemon's controller
+ * decides it (rulectl_plan) whenever what it depends on changes.  A
+ * new or reloaded rule starts with the plan of a hardest rule, awake.
+ */
+void mgr_rule_plan(struct mgr *m, unsigned int r, struct rulectl_plan plan);
+/* The ratio in force for rule r, and whether it acts on cgroups. */
+struct ratio mgr_rule_ratio(const struct mgr *m, unsigned int r);
+bool mgr_rule_cg_mode(const struct mgr *m, unsigned int r);
 /*
  * Put ratio in force for rule: its cgroups' cpuset.cpus.preferred.ratio
  * now, its processes' soft_affinity_ratio from the dirty queue

@@ -177,6 +177,15 @@ bool rulectl_may_sleep(const struct rulectl_params *p,
 	return s->rung == 0 && rulectl_wait(in) < p->soften_wait;
 }
 
+struct rulectl_plan rulectl_plan(const struct rule *r,
+				 const struct rulectl_state *s, bool asleep)
+{
+	bool adaptive = r->softness.kind == SOFT_ADAPTIVE;
+
+	return (struct rulectl_plan){.every = adaptive && !asleep,
+				     .soft = adaptive && s->rung > 0};
+}
+
 void rulectl_room(const struct rulectl_cpus *c, const struct cpuset *pref,
 		  const struct cpuset *allowed, struct rulectl_sample *in)
 {

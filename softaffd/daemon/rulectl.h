@@ -92,6 +92,22 @@ static inline struct ratio rulectl_ratio(const struct rulectl_params *p,
 bool rulectl_may_sleep(const struct rulectl_params *p,
 		       const struct rulectl_state *s,
 		       const struct rulectl_sample *in);
+/*
+ * How a rule wants to be sampled, which the controller decides and the
+ * manager's sampler follows (mgr_rule_plan).  every: at each interval,
+ * for the law (an adaptive rule awake); otherwise only for --status,
+ * every MGR_SAMPLE_OTHERS_MS, until a trigger wakes it.  soft: softer
+ * than its hardest, so the law hardens on its share of time outside:
+ * its threads are walked each time, and a calm system does not spare
+ * the walk (at the hardest it can only soften, on its tasks' wait).
+ */
+struct rulectl_plan {
+	bool every;
+	bool soft;
+};
+/* Pure: the plan of rule r in state s, asleep or not. */
+struct rulectl_plan rulectl_plan(const struct rule *r,
+				 const struct rulectl_state *s, bool asleep);
 /* Derived figures of a sample, for the law and for --status. */
 double rulectl_wait(const struct rulectl_sample *in);
 double rulectl_outside(const struct rulectl_sample *in);

@@ -69,9 +69,9 @@ static void push(struct builder *j, struct json_object *a,
 
 /* What a rule's softness did: its figures, or nulls without any. */
 static void add_softness(struct builder *j, struct json_object *o,
-			 const struct rule_state *rs)
+			 const struct status_softness *rs)
 {
-	const struct rule_figures *f = &rs->last;
+	const struct rule_figures *f = rs->last;
 	char ratio[RATIO_BUFSZ];
 
 	add_str(j, o, "ratio", ratio_format(rs->ratio, ratio, sizeof(ratio)));
@@ -123,8 +123,8 @@ static struct json_object *rule_json(struct builder *j,
 		push(j, pids, json_object_new_int(s->pids[i * 3 + 1]));
 	add(j, o, "pids", pids);
 	add_str(j, o, "softness", softness_name(ru->softness.kind));
-	if (s->rules[r].state)
-		add_softness(j, o, s->rules[r].state);
+	if (s->rules[r].soft)
+		add_softness(j, o, s->rules[r].soft);
 	return o;
 }
 

@@ -145,12 +145,12 @@ void status_format(const struct status_snapshot *s, struct sbuf *b)
 	 * so "rule NAME ... pids" parsers see nothing new.
 	 */
 	for (unsigned int r = 0; r < cfg->nrules; r++) {
-		const struct rule_state *rs = s->rules[r].state;
+		const struct status_softness *rs = s->rules[r].soft;
 		const struct rule_figures *f;
 
 		if (!rs)
 			continue;
-		f = &rs->last;
+		f = rs->last;
 		sbuf_printf(b, "softness %s %s %s via %s", cfg->rules[r].name,
 			    ratio_format(rs->ratio, ratio, sizeof(ratio)),
 			    softness_name(cfg->rules[r].softness.kind),

@@ -15,10 +15,22 @@
 /* Status lists at most this many pids per rule; counts stay exact. */
 #define STATUS_MAX_PIDS 1000
 
+/*
+ * A rule's softness as the status shows it: the ratio in force and
+ * whether it acts on cgroups (the manager's), why and on which figures
+ * (the daemon's controller).
+ */
+struct status_softness {
+	struct ratio ratio;
+	bool cg_mode;
+	const char *why; /* "": not sampled yet */
+	const struct rule_figures *last;
+};
+
 /* One rule as the status shows it. */
 struct status_rule {
 	unsigned int processes;
-	const struct rule_state *state; /* NULL: no softness to show */
+	const struct status_softness *soft; /* NULL: no softness to show */
 };
 
 /* Everything /run/softaffd/status shows, gathered by the daemon. */

@@ -115,7 +115,7 @@ static double time_samples(const char *key, uint64_t *now, uint64_t *some,
 		put_pressure(*some);
 		c0 = cpu_ns();
 		sampler_update(&smp, roots.proc, true);
-		mgr_sample(mgr, *now, true);
+		sample(*now);
 		v[i] = cpu_ns() - c0;
 		reads = threads_read(reads);
 		if (reads > most)
@@ -146,7 +146,7 @@ void bench_idle(void)
 	/* The first interval takes the baselines, the pressure's too. */
 	put_pressure(some);
 	sampler_update(&smp, roots.proc, true);
-	mgr_sample(mgr, now, true);
+	sample(now);
 	/* Idle: nobody waits, the pressure stands still. */
 	idle = time_samples("sample_idle", &now, &some, 0);
 	/*

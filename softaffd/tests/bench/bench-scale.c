@@ -85,13 +85,23 @@ void *xcalloc(size_t n, size_t size)
 
 /* ---- the manager's insides, in one place to adapt if they move ---- */
 
-struct rule_state *rule_state(unsigned int r)
+static struct bench_rule bench_rules[CONFIG_MAX_RULES];
+
+const struct bench_rule *rule_state(unsigned int r)
 {
-#if MGR_PRIVATE
-	return mgr_rule_state(mgr, r);
-#else
-	return &mgr->rs[r];
-#endif
+	return &bench_rules[r];
+}
+
+void sample(uint64_t now)
+{
+	static struct rule_sampled out[CONFIG_MAX_RULES];
+
+	mgr_sample(mgr, now, true, out);
+	for (unsigned int r = 0; r < cfg->nrules; r++) {
+		bench_rules[r].sampled_now = out[r].sampled;
+		if (out[r].sampled)
+			bench_rules[r].last = out[r].fig;
+	}
 }
 
 const struct mgr_counters *counters(void)

@@ -59,7 +59,17 @@ void sleep_until_ns(uint64_t t);
 void die(const char *what) __attribute__((noreturn));
 void *xcalloc(size_t n, size_t size);
 
-struct rule_state *rule_state(unsigned int r);
+/*
+ * What the last sample() gave of rule r: sampled now, its last figures
+ * (the daemon keeps them per rule, struct rule_softness).
+ */
+struct bench_rule {
+	bool sampled_now;
+	struct rule_figures last;
+};
+const struct bench_rule *rule_state(unsigned int r);
+/* The manager's sample at now, as the daemon takes it. */
+void sample(uint64_t now);
 const struct mgr_counters *counters(void);
 /* How many processes the manager manages (by its public listing). */
 size_t managed_count(void);

@@ -39,7 +39,7 @@ static uint64_t sample_reads(uint64_t now)
 {
 	uint64_t before = mgr->cnt.sampled_threads;
 
-	mgr_sample(mgr, now, false);
+	tsample(now, false);
 	return mgr->cnt.sampled_threads - before;
 }
 
@@ -53,7 +53,7 @@ void test_sample_psi_gate(void)
 	const struct rule_figures *f;
 	struct rulectl_params p;
 	struct rulectl_sample in;
-	struct rule_state *rs;
+	struct tsoft *rs;
 	struct config *c;
 	uint64_t some = 5000000;
 	char why[160];
@@ -67,7 +67,7 @@ void test_sample_psi_gate(void)
 	if (!c)
 		return;
 	CHECK(mgr_scan(mgr) == 0 && mgr_processes(mgr) == 1);
-	rs = mgr_rule_state(mgr, 0);
+	rs = (&tsoft[0]);
 	f = &rs->last;
 	rulectl_params_default(c, &p);
 	/* The first read of the pressure is a baseline: the threads too. */
@@ -129,7 +129,7 @@ void test_sample_no_psi(void)
 	if (!c)
 		return;
 	CHECK(mgr_scan(mgr) == 0);
-	f = &mgr_rule_state(mgr, 0)->last;
+	f = &(&tsoft[0])->last;
 	for (uint64_t t = 1000; t <= 3000; t += 1000) {
 		CHECK(sample_reads(t) == 1 && !f->calm);
 		CHECK(f->source == WAIT_THREADS);
@@ -202,8 +202,8 @@ void test_sample_budget(void)
 		reads = sample_reads(1000 * (uint64_t)i);
 		most = reads > most ? reads : most;
 		for (unsigned int r = 0; r < 50; r++)
-			each &= mgr_rule_state(mgr, r)->sampled_now &&
-				mgr_rule_state(mgr, r)->last.threads > 0;
+			each &= (&tsoft[r])->sampled_now &&
+				(&tsoft[r])->last.threads > 0;
 		CHECK(each);
 		pidtable_for_each (&mgr->procs, n, next)
 			all &= as_managed(n)->sampled_ms != 0;
@@ -229,7 +229,7 @@ void test_sample_budget(void)
 
 			CHECK(sample_reads(now) <= MGR_SAMPLE_BUDGET);
 			for (unsigned int r = 0; r < 100; r++) {
-				if (mgr_rule_state(mgr, r)->sampled_now)
+				if ((&tsoft[r])->sampled_now)
 					last[r] = now;
 				CHECK(i == 1 || now - last[r] <= 1000);
 			}

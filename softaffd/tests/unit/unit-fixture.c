@@ -282,7 +282,31 @@ struct config *mgr_setup_dry(const char *text, bool dry_run)
 	snprintf(r.sys, sizeof(r.sys), "%s", sys);
 	snprintf(r.run, sizeof(r.run), "%s/run", tmp);
 	mgr = mgr_new(&r, c, dry_run, NULL);
+	memset(tsoft, 0, sizeof(tsoft));
+	tsoft_cfg = c;
 	return c;
+}
+
+struct tsoft tsoft[CONFIG_MAX_RULES];
+const struct config *tsoft_cfg;
+
+void tsample(uint64_t now, bool exact)
+{
+	static struct rule_sampled out[CONFIG_MAX_RULES];
+
+	for (unsigned int r = 0; r < tsoft_cfg->nrules; r++)
+		mgr_rule_plan(mgr, r,
+			      rulectl_plan(&tsoft_cfg->rules[r], &tsoft[r].ctl,
+					   tsoft[r].asleep));
+	mgr_sample(mgr, now, exact, out);
+	for (unsigned int r = 0; r < tsoft_cfg->nrules; r++) {
+		tsoft[r].woken = out[r].woken;
+		if (out[r].woken)
+			tsoft[r].asleep = false;
+		tsoft[r].sampled_now = out[r].sampled;
+		if (out[r].sampled)
+			tsoft[r].last = out[r].fig;
+	}
 }
 
 struct config *mgr_setup(const char *text)

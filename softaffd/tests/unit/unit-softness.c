@@ -3,6 +3,7 @@
  * Per-rule figures: from threads' schedstat and from cgroups' cpu.stat
  * and cpu.pressure, the wait of a unit on many CPUs, cgroups made again.
  */
+#include "daemon-internal.h"
 #include "unit.h"
 
 static void put_sched(int pid, int tid, const char *schedstat,
@@ -35,13 +36,13 @@ void test_mgr_sample(void)
 	if (!c)
 		return;
 	CHECK(mgr_scan(mgr) == 0 && mgr_processes(mgr) == 1);
-	mgr_sample(mgr, 1000, true); /* baselines */
-	f = &mgr->rules[0].st.last;
+	tsample(1000, true); /* baselines */
+	f = &tsoft[0].last;
 	CHECK(f->threads == 2 && f->runtime_ns == 0);
 	/* One second: each ran 0.6 s and waited 0.2 s; 0.3 s outside. */
 	put_sched(500, 500, "1600000000 200000000 9\n", "300.0");
 	put_sched(500, 501, "1600000000 200000000 9\n", "300.0");
-	mgr_sample(mgr, 2000, true);
+	tsample(2000, true);
 	CHECK(f->valid && f->processes == 1 && f->threads == 2);
 	CHECK(f->interval_ns == 1000000000ULL);
 	CHECK(f->runtime_ns == 1200000000ULL && f->delay_ns == 400000000ULL);
@@ -50,13 +51,13 @@ void test_mgr_sample(void)
 	 * 2-3) makes the whole interval's runtime count as outside. */
 	put_sched(500, 500, "2000000000 200000000 9\n", "0.0");
 	put_sched(500, 501, "1600000000 300000000 9\n", "0.0");
-	mgr_sample(mgr, 3000, false);
+	tsample(3000, false);
 	CHECK(f->runtime_ns == 400000000ULL && f->delay_ns == 100000000ULL);
 	CHECK(f->outside_ns == 400000000ULL);
 	/* A new thread starts with a baseline, not with its whole runtime. */
 	mktask(500, 502, "w", 10, 0, "0-3", "\n");
 	put_sched(500, 502, "5000000000 0 1\n", "0.0");
-	mgr_sample(mgr, 4000, false);
+	tsample(4000, false);
 	CHECK(f->threads == 3 && f->runtime_ns == 0);
 	mgr_free(mgr);
 	mgr = NULL;
@@ -70,12 +71,12 @@ void test_mgr_sample(void)
 	if (!c)
 		return;
 	CHECK(mgr_scan(mgr) == 0);
-	f = &mgr->rules[0].st.last;
-	mgr_sample(mgr, 1000, true);
+	f = &tsoft[0].last;
+	tsample(1000, true);
 	put_sched(600, 600, "3000000000 0 5\n", "0.0");
-	mgr_sample(mgr, 2000, true);
+	tsample(2000, true);
 	CHECK(!f->valid && f->runtime_ns == 0);
-	mgr_sample(mgr, 11000, true);
+	tsample(11000, true);
 	CHECK(f->valid && f->interval_ns == 10000000000ULL &&
 	      f->runtime_ns == 2000000000ULL);
 	mgr_free(mgr);
@@ -129,7 +130,7 @@ static struct config *mgr_setup_fixed_unit_rule(void)
 void test_mgr_sample_cgroup(void)
 {
 	const struct rule_figures *f;
-	struct rule_state *rs;
+	struct tsoft *rs;
 	struct mgr_rule *mr;
 	struct config *c;
 	char path[PATH_MAX];
@@ -148,40 +149,40 @@ void test_mgr_sample_cgroup(void)
 		return;
 	CHECK(mgr_scan(mgr) == 0 && mgr_processes(mgr) == 1 && mgr->ncgs == 1);
 	mr = &mgr->rules[0];
-	rs = &mr->st;
+	rs = &tsoft[0];
 	f = &rs->last;
 	/* An adaptive rule's cgroup gets a trigger (here a plain file). */
 	CHECK(mgr->cgs[0].psi_fd >= 0 && !mgr->cgs[0].psi_watched);
 	CHECK(!mgr_rule_triggers_armed(mgr, 0));
 	put_cgstat(1000000, 1000); /* the trigger's write went into the file */
-	mgr_sample(mgr, 1000, true); /* baselines */
+	tsample(1000, true); /* baselines */
 	CHECK(rs->sampled_now && !f->valid && f->source == WAIT_CGROUP);
 	CHECK(f->threads == 2);
 	/* 0.75 s run, 0.25 s someone waited; the threads claim much more. */
 	put_cgstat(1750000, 251000);
 	put_sched(800, 800, "1900000000 900000000 9\n", "0.0");
-	mgr_sample(mgr, 2000, true);
+	tsample(2000, true);
 	CHECK(f->valid && f->source == WAIT_CGROUP);
 	CHECK(f->runtime_ns == 750000000ULL && f->delay_ns == 250000000ULL);
 	/* Hardest: no walk since the first, whose figures stay. */
 	CHECK(mr->walked_ms == 1000 && f->threads == 2 && f->outside_ns == 0);
 	put_cgstat(2250000, 251000);
-	mgr_sample(mgr, 2500, true);
+	tsample(2500, true);
 	CHECK(f->valid && f->delay_ns == 0 && mr->walked_ms == 1000);
 	/* Soft: walked every time; its share outside (all of it: the
 	 * fixture's CPU 0 is not in node 1) scales the cgroup's time. */
 	rs->ctl.rung = 3;
 	put_cgstat(3250000, 251000);
 	put_sched(800, 800, "2900000000 900000000 9\n", "0.0");
-	mgr_sample(mgr, 3000, false);
+	tsample(3000, false);
 	CHECK(mr->walked_ms == 3000 && f->locality_ns == 2000000000ULL);
 	CHECK(f->runtime_ns == 1000000000ULL && f->delay_ns == 0);
 	CHECK(f->outside_ns == f->runtime_ns && !f->exact);
 	/* Back at the hardest: the next walk 10 s after the last. */
 	rs->ctl.rung = 0;
-	mgr_sample(mgr, 4000, true);
+	tsample(4000, true);
 	CHECK(mr->walked_ms == 3000);
-	mgr_sample(mgr, 13000, true);
+	tsample(13000, true);
 	CHECK(mr->walked_ms == 13000);
 	/* Asleep: sampled only for --status, until a trigger wakes it. */
 	CHECK(!rulectl_may_sleep(&(struct rulectl_params){.soften_wait = 0.1},
@@ -197,14 +198,28 @@ void test_mgr_sample_cgroup(void)
 							  .delay_ns = 20}));
 	mgr->cgs[0].psi_watched = true;
 	CHECK(mgr_rule_triggers_armed(mgr, 0));
+	/*
+	 * Awake (sampled every interval): a trigger changes nothing, its
+	 * baselines are fresh.
+	 */
+	mgr_rule_wake(mgr, 0, 13500);
+	CHECK(!mr->woken && mr->sampled_ms == 13000);
 	rs->asleep = true;
-	mgr_sample(mgr, 14000, true);
+	tsample(14000, true);
 	CHECK(!rs->sampled_now);
 	put_cgstat(5000000, 900000);
+	/*
+	 * The daemon's asleep is the daemon's: the manager, which follows
+	 * the plan it was given, wakes the rule's sampling, and says so at
+	 * the next sample, where the daemon clears asleep (F3).
+	 */
 	mgr_rule_wake(mgr, 0, 14500);
-	CHECK(!rs->asleep && mr->sampled_ms == 14500);
+	CHECK(rs->asleep && mr->woken && mr->sampled_ms == 14500);
+	mgr_rule_wake(mgr, 0, 14600); /* once */
+	CHECK(mr->sampled_ms == 14500);
 	put_cgstat(5400000, 1000000);
-	mgr_sample(mgr, 15500, true);
+	tsample(15500, true);
+	CHECK(rs->woken && !rs->asleep && !mr->woken);
 	/* The delta is from the wake-up's fresh baseline, not the stale one. */
 	CHECK(rs->sampled_now && f->valid && f->runtime_ns == 400000000ULL &&
 	      f->delay_ns == 100000000ULL);
@@ -214,17 +229,17 @@ void test_mgr_sample_cgroup(void)
 	 * must not fall asleep on them (the daemon checks valid).
 	 */
 	mgr->cgs[0].have_prev = false;
-	mgr_sample(mgr, 15600, true);
+	tsample(15600, true);
 	CHECK(rs->sampled_now && !f->valid && mgr->cgs[0].have_prev);
 	put_cgstat(5500000, 1000000);
-	mgr_sample(mgr, 15700, true);
+	tsample(15700, true);
 	CHECK(f->valid && f->runtime_ns == 100000000ULL);
 	/* No cpu.pressure (no PSI): the threads' schedstat, said once. */
 	snprintf(path, sizeof(path),
 		 "%s/fs/cgroup/system.slice/test.service/cpu.pressure", sys);
 	CHECK(unlink(path) == 0);
 	put_sched(800, 800, "2900000000 950000000 9\n", "0.0");
-	mgr_sample(mgr, 16500, true);
+	tsample(16500, true);
 	CHECK(f->source == WAIT_THREADS && mr->no_psi_logged);
 	CHECK(!mgr->cgs[0].have_prev); /* its next read is a baseline */
 	CHECK(mr->walked_ms == 16500 && f->delay_ns == 50000000ULL);
@@ -265,13 +280,13 @@ static enum rulectl_action cg_unit_step(const struct rulectl_params *p,
 					struct cg_unit *u, uint64_t stall_us,
 					unsigned int rung)
 {
-	struct rule_state *rs = mgr_rule_state(mgr, 0);
+	struct tsoft *rs = (&tsoft[0]);
 
 	u->usage_us += u->cpus * 1000000ULL;
 	u->some_us += stall_us;
 	u->now_ms += 1000;
 	put_cgstat(u->usage_us, u->some_us);
-	mgr_sample(mgr, u->now_ms, true);
+	tsample(u->now_ms, true);
 	u->in = rule_sample(&rs->last);
 	u->in.home_cpus = u->in.outside_cpus = u->cpus;
 	u->in.home_busy = u->cpus;
@@ -306,10 +321,10 @@ void test_cgroup_wait_size(void)
 		return;
 	rulectl_params_default(c, &p);
 	CHECK(mgr_scan(mgr) == 0 && mgr->ncgs == 1);
-	f = &mgr->rules[0].st.last;
-	ctl = &mgr->rules[0].st.ctl;
+	f = &tsoft[0].last;
+	ctl = &tsoft[0].ctl;
 	put_cgstat(0, 0);
-	mgr_sample(mgr, u.now_ms, true); /* the baseline */
+	tsample(u.now_ms, true); /* the baseline */
 	for (size_t i = 0; i < ARRAY_SIZE(cpus); i++) {
 		enum rulectl_action a;
 
@@ -451,7 +466,7 @@ void test_mgr_cgroup_recreated(void)
 		CHECK(system(cmd) == 0);
 	}
 	CHECK(mgr_scan(mgr) == 0 && mgr_processes(mgr) == 0);
-	mgr_sample(mgr, 1000, true);
+	tsample(1000, true);
 	CHECK(mgr->ncgs == 0);
 	mgr_set_rule_ratio(mgr, 0, (struct ratio){5, 4});
 	CHECK(mgr->ncgs == 0);
@@ -532,14 +547,14 @@ void test_mgr_sample_bounded(void)
 	if (!c)
 		return;
 	CHECK(mgr_scan(mgr) == 0 && mgr_processes(mgr) == 201);
-	f = &mgr->rules[0].st.last;
-	g = &mgr->rules[1].st.last;
+	f = &tsoft[0].last;
+	g = &tsoft[1].last;
 	for (int i = 1; i <= 12; i++) {
 		/* Each process and thread ran 100 ms more each second. */
 		for (int p = 3000; p < 3200; p++)
 			run_all(p, 1, 100 * (unsigned)i);
 		run_all(5000, 600, 100 * (unsigned)i);
-		mgr_sample(mgr, 1000 * (uint64_t)i, true);
+		tsample(1000 * (uint64_t)i, true);
 		CHECK(f->processes == 64 && f->threads == 64);
 		CHECK(g->processes == 1 && g->threads == 256);
 		if (i == 1)
@@ -556,4 +571,70 @@ void test_mgr_sample_bounded(void)
 	mgr_free(mgr);
 	mgr = NULL;
 	config_free(c);
+}
+
+/*
+ * F3: a rule's softness is the daemon's controller's alone.  Its plan
+ * is a pure function of it: sampled every interval while adaptive and
+ * awake, walked each time while softer than its hardest; the manager's
+ * rules start with a hardest, awake rule's.  A reload keeps the
+ * softness of the rules it keeps (config_rule_map), by name and
+ * definition, wherever they move to, and starts the others over.
+ */
+void test_softness_plan(void)
+{
+	static const struct {
+		enum soft_kind kind;
+		unsigned int rung;
+		bool asleep, every, soft;
+	} t[] = {
+		{SOFT_ADAPTIVE, 0, false, true, false},
+		{SOFT_ADAPTIVE, 2, false, true, true},
+		{SOFT_ADAPTIVE, 0, true, false, false},
+		{SOFT_FIXED, 0, false, false, false},
+		{SOFT_FIXED, 1, false, false, false},
+	};
+	struct rule_softness *soft, *soft2;
+	struct config *c1, *c2;
+	char err[256];
+
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		struct rule r = {.softness = {.kind = t[i].kind}};
+		struct rulectl_state s = {.rung = t[i].rung};
+		struct rulectl_plan p = rulectl_plan(&r, &s, t[i].asleep);
+
+		CHECK(p.every == t[i].every && p.soft == t[i].soft);
+	}
+	fake_fixture();
+	c1 = mgr_setup("rules = ( { name = \"a\"; comm = \"a\"; cpus = \"0\"; },"
+		       " { name = \"b\"; comm = \"b\"; cpus = \"1\"; } );");
+	c2 = load("rules = ( { name = \"c\"; comm = \"c\"; cpus = \"0\"; },"
+		  " { name = \"b\"; comm = \"b\"; cpus = \"1\"; },"
+		  " { name = \"a\"; comm = \"a\"; cpus = \"1\"; } );",
+		  err, sizeof(err));
+	CHECK(c1 && c2);
+	if (!c1 || !c2) {
+		mgr_teardown(c1, c2);
+		return;
+	}
+	CHECK(mgr->rules[0].plan.every && !mgr->rules[0].plan.soft);
+	soft = softness_rules_new(NULL, NULL, c1);
+	CHECK(soft && !soft[0].ctl.rung && !soft[1].asleep);
+	if (!soft) {
+		mgr_teardown(c1, c2);
+		return;
+	}
+	soft[0].ctl.rung = 3;
+	soft[1].ctl.rung = 2;
+	soft[1].asleep = true;
+	snprintf(soft[1].why, sizeof(soft[1].why), "b's");
+	soft2 = softness_rules_new(c1, soft, c2);
+	/* b kept (now second), a changed its CPUs: over. */
+	CHECK(soft2 && soft2[1].ctl.rung == 2 && soft2[1].asleep &&
+	      !strcmp(soft2[1].why, "b's"));
+	CHECK(soft2 && !soft2[0].ctl.rung && !soft2[2].ctl.rung &&
+	      !soft2[2].why[0]);
+	free(soft);
+	free(soft2);
+	mgr_teardown(c1, c2);
 }

@@ -37,21 +37,25 @@ void test_status_format(void)
 	CHECK(b.buf && strstr(b.buf, " written=3 "));
 	CHECK(b.buf && !strstr(b.buf, "softness "));
 	{
-		struct rule_state rs[2] = {
+		struct rule_figures figs[2] = {
+			{.runtime_ns = 3000000000ULL, .delay_ns = 1000000000ULL,
+			 .outside_ns = 750000000ULL, .spills = 4, .returns = 2,
+			 .interval_ns = 1000000000ULL,
+			 .locality_ns = 1000000000ULL, .threads = 4,
+			 .exact = true, .valid = true},
+			{0},
+		};
+		struct status_softness rs[2] = {
 			{.ratio = {20, 1},
 			 .why = "soften: tasks wait 50% while 2.0 CPUs idle outside",
-			 .last = {.runtime_ns = 3000000000ULL,
-				  .delay_ns = 1000000000ULL,
-				  .outside_ns = 750000000ULL, .spills = 4,
-				  .returns = 2, .interval_ns = 1000000000ULL,
-				  .locality_ns = 1000000000ULL, .threads = 4,
-				  .exact = true, .valid = true}},
-			{.ratio = {100, 1}, .cg_mode = true},
+			 .last = &figs[0]},
+			{.ratio = {100, 1}, .cg_mode = true, .why = "",
+			 .last = &figs[1]},
 		};
 		struct sbuf b2 = {0};
 
-		rules[0].state = &rs[0];
-		rules[1].state = &rs[1];
+		rules[0].soft = &rs[0];
+		rules[1].soft = &rs[1];
 		status_format(&s, &b2);
 		CHECK(b2.buf && strstr(b2.buf,
 				       "\nsoftness a 20:1 adaptive via process "
@@ -88,10 +92,10 @@ void test_status_format(void)
 		 * share outside is an estimate, spills and returns are
 		 * not known (not 0).
 		 */
-		rs[1].last = rs[0].last;
-		rs[1].last.source = WAIT_CGROUP;
-		rs[1].last.wait_base_ns = 1000000000ULL;
-		rs[1].last.exact = false;
+		figs[1] = figs[0];
+		figs[1].source = WAIT_CGROUP;
+		figs[1].wait_base_ns = 1000000000ULL;
+		figs[1].exact = false;
 		memset(&b2, 0, sizeof(b2));
 		status_format(&s, &b2);
 		CHECK(b2.buf && strstr(b2.buf,
@@ -110,7 +114,7 @@ void test_status_format(void)
 				      "\"returns_per_min\":null,\"spills_note\":"
 				      "\"n/a (needs kernel.sched_schedstats=1)\"}"));
 		sbuf_free(&j);
-		rules[0].state = rules[1].state = NULL;
+		rules[0].soft = rules[1].soft = NULL;
 	}
 	{
 		/* Containers where a rule left a process alone. */

@@ -103,6 +103,8 @@ int main(void)
 	RUN(test_config_files, "config file type, owner and mode; caps");
 	RUN(test_config_dropins, "drop-ins: order, trust, duplicates");
 	RUN(test_rulectl, "per-rule control law as tables");
+	RUN(test_softness_plan,
+	    "a rule's softness is the daemon's; the manager gets its plan (F3)");
 	RUN(test_rulectl_room, "rule room: only the CPUs its tasks may use (L5)");
 	RUN(test_mgr_sample, "gather: per-thread schedstat deltas per rule");
 	RUN(test_mgr_sample_bounded,

@@ -93,6 +93,21 @@ struct config *mgr_setup_app(int pid, unsigned long long start);
  */
 void mgr_teardown(struct config *c1, struct config *c2);
 void mgr_status(const struct mgr *m, struct sbuf *b);
+/*
+ * The daemon's side of a sample, for the manager's tests: a rule's
+ * softness kept here (as daemon-softness.c keeps struct rule_softness),
+ * its plan handed down (rulectl_plan), mgr_sample, and what it gave
+ * back kept: woken clears asleep, the figures are the rule's last.
+ * mgr_setup starts them over.
+ */
+struct tsoft {
+	struct rulectl_state ctl;
+	bool asleep, sampled_now, woken;
+	struct rule_figures last;
+};
+extern struct tsoft tsoft[CONFIG_MAX_RULES];
+extern const struct config *tsoft_cfg;
+void tsample(uint64_t now, bool exact);
 void put_proc(const char *rel, const char *content);
 const char *get_at(const char *root, const char *rel);
 bool xattr_ok(const char *dir);
@@ -125,6 +140,7 @@ void test_write_order(void);
 void test_sysctl(void);
 void test_rulectl(void);
 void test_rulectl_room(void);
+void test_softness_plan(void);
 /* unit-manager-threads.c */
 void test_manager_hand(void);
 void test_manager_slices(void);
