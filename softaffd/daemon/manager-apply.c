@@ -31,12 +31,11 @@
  * write that changes nothing instead of a read; in every other the
  * decision is the one the read would give.
  */
-static const struct ratio_req *ratio_known(struct mgr *m, int pfd,
+static const struct ratio_req *ratio_known(const struct snap *s,
 					   const struct ratio *ours,
 					   const struct ratio *want)
 {
 	static const struct ratio_req unset = {REQ_INHERIT, {0, 0}};
-	const struct snap *s = mgr_snap_of(m, pfd);
 
 	if (!s || s->ratio_hint == SNAP_RATIO_READ)
 		return NULL;
@@ -50,11 +49,11 @@ static const struct ratio_req *ratio_known(struct mgr *m, int pfd,
  * for all its threads, later ones included.  want NULL: restore.
  */
 void mgr_apply_ratio(struct mgr *m, struct managed *e,
-		     const struct mgr_target *t, int pfd,
+		     const struct mgr_target *t, struct mgr_proc p,
 		     const struct ratio *want)
 {
 	const struct rule *rule = t->r;
-	struct snap *s = mgr_snap_of(m, pfd);
+	struct snap *s = p.snap;
 	enum aff_result res;
 	char comm[128];
 	int err;
@@ -74,7 +73,7 @@ void mgr_apply_ratio(struct mgr *m, struct managed *e,
 		return;
 	if (!want && !e->ratio_ours.allowed)
 		return;
-	res = aff_apply_ratio(pfd, ratio_known(m, pfd, &e->ratio_ours, want),
+	res = aff_apply_ratio(p.pfd, ratio_known(p.snap, &e->ratio_ours, want),
 			      &e->ratio_ours, want, m->dry_run, &err);
 	/* Written (or tried): what the status said of it is past. */
 	if (s && res != AFF_UNCHANGED && res != AFF_FOREIGN)
@@ -118,15 +117,19 @@ void mgr_apply_ratio(struct mgr *m, struct managed *e,
 	}
 }
 
-/* The process's parent, if we manage it under a rule with target. */
+/*
+ * The process's parent, as its snapshot s read it (none: not known), if
+ * we manage it under a rule with target.
+ */
 static struct managed *managed_parent(struct mgr *m, const struct managed *e,
+				      const struct snap *s,
 				      const struct cpuset *target)
 {
 	struct managed *p;
 
-	if (m->snap->pid != e->node.pid || m->snap->pfd < 0)
+	if (!s || s->pid != e->node.pid || s->pfd < 0)
 		return NULL;
-	p = mgr_lookup(m, m->snap->st.ppid);
+	p = mgr_lookup(m, s->st.ppid);
 	if (!p || p == e || !(p->flags & M_PROC_OURS) ||
 	    !cpuset_equal(&p->proc_ours, target))
 		return NULL;
@@ -145,7 +148,7 @@ static struct managed *managed_parent(struct mgr *m, const struct managed *e,
  * (0: not known), for the walk that follows.
  */
 static bool apply_process(struct mgr *m, struct managed *e,
-			  const struct mgr_target *t, int pfd,
+			  const struct mgr_target *t, struct mgr_proc p,
 			  unsigned int *ret_threads)
 {
 	const struct cpuset *target = &t->r->cpus;
@@ -154,13 +157,13 @@ static bool apply_process(struct mgr *m, struct managed *e,
 	bool adopt = !(e->flags & M_ADOPTED) || !(e->flags & M_PROC_OURS);
 	struct pstatus ps;
 	enum aff_result res = AFF_UNCHANGED;
-	struct managed *p;
+	struct managed *parent;
 	bool was;
 	int err = 0, r;
 
 	if (e->flags & M_PROC_HAND)
 		return true;
-	r = aff_read_soft(pfd, 0, &cur);
+	r = aff_read_soft(p.pfd, 0, &cur);
 	if (r == -ENOENT && aff_missing_is_off) {
 		cur = (struct cpureq){.state = REQ_INHERIT};
 		r = 0;
@@ -169,7 +172,7 @@ static bool apply_process(struct mgr *m, struct managed *e,
 		return mgr_note_result(m, e, t, 0, aff_classify(r), r);
 	if (adopt) {
 		/* The hard mask of the main thread: a whole process pinned away. */
-		r = mgr_read_pstatus(m, pfd, &ps);
+		r = mgr_read_pstatus(p.snap, p.pfd, &ps);
 		if (r < 0)
 			return mgr_note_result(m, e, t, 0, aff_classify(r), r);
 		/* A zombie leader does not count, the threads left do. */
@@ -182,7 +185,7 @@ static bool apply_process(struct mgr *m, struct managed *e,
 		return mgr_note_result(m, e, t, 0, AFF_UNCHANGED, 0);
 	case AFF_PROC_RETARGET:
 		res = m->dry_run ? AFF_WRITTEN
-				 : aff_write_soft(pfd, 0, &want, &err);
+				 : aff_write_soft(p.pfd, 0, &want, &err);
 		if (res == AFF_WRITTEN && !m->dry_run)
 			e->proc_ours = *target;
 		return mgr_note_result(m, e, t, 0, res, err);
@@ -191,21 +194,21 @@ static bool apply_process(struct mgr *m, struct managed *e,
 		e->flags |= M_PROC_HAND;
 		mgr_hand_note(m, e, was);
 		e->flags &= ~(unsigned int)M_HAND_LOGGED;
-		mgr_log_hand(m, e, t, pfd, 0);
+		mgr_log_hand(m, e, t, p.pfd, 0);
 		return true;
 	case AFF_PROC_EMPTY:
 		return mgr_note_result(m, e, t, 0, AFF_EMPTY, 0);
 	case AFF_PROC_TAKE:
 		/* The rule's CPUs are a managed parent's, copied by fork. */
-		p = managed_parent(m, e, target);
-		if (p)
-			orig = p->proc_orig;
+		parent = managed_parent(m, e, p.snap, target);
+		if (parent)
+			orig = parent->proc_orig;
 		break;
 	case AFF_PROC_ADOPT:
 		orig = cur;
 		res = AFF_WRITTEN;
 		if (!m->dry_run)
-			res = aff_write_soft(pfd, 0, &want, &err);
+			res = aff_write_soft(p.pfd, 0, &want, &err);
 		break;
 	}
 	if (!m->dry_run && (res == AFF_WRITTEN || res == AFF_UNCHANGED)) {
@@ -219,7 +222,7 @@ static bool apply_process(struct mgr *m, struct managed *e,
 }
 
 void mgr_apply_proc(struct mgr *m, struct managed *e,
-		    const struct mgr_target *t, int pfd, enum walk walk)
+		    const struct mgr_target *t, struct mgr_proc p, enum walk walk)
 {
 	const struct rule *rule = t->r;
 	bool all = rule->threads == THREADS_ALL;
@@ -243,22 +246,22 @@ void mgr_apply_proc(struct mgr *m, struct managed *e,
 		 * room outside (read once, the snapshot's status).
 		 */
 		if (!(e->flags & M_ADOPTED) &&
-		    mgr_read_pstatus(m, pfd, &ps) == 0)
+		    mgr_read_pstatus(p.snap, p.pfd, &ps) == 0)
 			cpuset_or(&t->mr->allowed, &t->mr->allowed, &ps.hard);
 		/* A walk starts: the process level and the ratio first. */
-		if (all && !apply_process(m, e, t, pfd, &nthreads)) {
+		if (all && !apply_process(m, e, t, p, &nthreads)) {
 			mgr_walk_free(e);
 			return;
 		}
-		mgr_apply_ratio(m, e, t, pfd, &t->mr->ratio);
+		mgr_apply_ratio(m, e, t, p, &t->mr->ratio);
 		if (e->flags & M_IGNORED)
 			return;
 	}
-	if (!mgr_walk_threads(m, e, t, pfd, walk, MGR_WALK_CAP, retake,
+	if (!mgr_walk_threads(m, e, t, p, walk, MGR_WALK_CAP, retake,
 			      nthreads)) {
 		/* The rest in a later flush, behind those waiting now. */
 		if (dirtyq_mark(&m->dirty, e->node.pid, D_THREADS, 0) < 0)
-			mgr_walk_threads(m, e, t, pfd, walk, UINT_MAX, retake,
+			mgr_walk_threads(m, e, t, p, walk, UINT_MAX, retake,
 					 0);
 		else
 			return;
@@ -313,12 +316,12 @@ void mgr_apply_rule_ratio(struct mgr *m, int pid)
 	pfd = mgr_open_same(m, e);
 	if (pfd < 0)
 		return;
-	mgr_apply_ratio(m, e, &t, pfd, &t.mr->ratio);
+	mgr_apply_ratio(m, e, &t, mgr_proc_fd(pfd), &t.mr->ratio);
 	close(pfd);
 }
 
 struct twalk *mgr_restore_proc(struct mgr *m, struct managed *e,
-			       const struct mgr_target *t, int pfd,
+			       const struct mgr_target *t, struct mgr_proc p,
 			       unsigned int cap)
 {
 	struct twalk *rest = NULL;
@@ -326,10 +329,10 @@ struct twalk *mgr_restore_proc(struct mgr *m, struct managed *e,
 	if (e->flags & (M_IGNORED | M_CGROUP))
 		return NULL;
 	mgr_walk_free(e);
-	restore_process(m, e, pfd);
+	restore_process(m, e, p.pfd);
 	if (t->r->threads == THREADS_MAIN)
-		rest = mgr_restore_threads(m, e, t, pfd, cap);
-	mgr_apply_ratio(m, e, t, pfd, NULL);
+		rest = mgr_restore_threads(m, e, t, p, cap);
+	mgr_apply_ratio(m, e, t, p, NULL);
 	return rest;
 }
 
@@ -349,7 +352,7 @@ void mgr_readopt_proc(struct mgr *m, struct managed *e)
 }
 
 struct twalk *mgr_unmanage(struct mgr *m, struct managed *e,
-			   const struct mgr_target *t, int pfd,
+			   const struct mgr_target *t, struct mgr_proc p,
 			   const char *why, unsigned int cap)
 {
 	struct twalk *rest = NULL;
@@ -358,8 +361,8 @@ struct twalk *mgr_unmanage(struct mgr *m, struct managed *e,
 	log_msg(mgr_target_prio(t), "pid %d (%s) leaves rule '%s' (%s)",
 		e->node.pid, procfs_escape(e->comm, comm, sizeof(comm)),
 		t->r->name, why);
-	if (pfd >= 0)
-		rest = mgr_restore_proc(m, e, t, pfd, cap);
+	if (p.pfd >= 0)
+		rest = mgr_restore_proc(m, e, t, p, cap);
 	mgr_drop(m, e);
 	return rest;
 }
@@ -378,7 +381,7 @@ bool mgr_reset_more(struct mgr *m, struct other *o, unsigned int cap)
 		goto out;
 	if (procfs_read_stat(pfd, 0, &st) == 0 && o->starttime &&
 	    st.starttime == o->starttime)
-		done = mgr_reset_walk(m, o->node.pid, pfd,
+		done = mgr_reset_walk(m, o->node.pid, mgr_proc_fd(pfd),
 				      &m->cfg->rules[o->inherit - 1].cpus,
 				      o->reset, cap);
 	close(pfd);
@@ -419,7 +422,7 @@ void mgr_restore_inherited(struct mgr *m, struct other *o)
 				    &err) == AFF_WRITTEN))
 			m->cnt.restored++;
 	}
-	mgr_reset_threads(m, o->node.pid, pfd, target);
+	mgr_reset_threads(m, o->node.pid, mgr_proc_fd(pfd), target);
 out:
 	close(pfd);
 }

@@ -128,7 +128,7 @@ static bool cached(struct mgr *m, struct managed *e, enum walk walk)
 		 * on; masks set by hand are found by full scans (reload,
 		 * SIGUSR1) and exec.
 		 */
-		mgr_apply_proc(m, e, &t, s->pfd,
+		mgr_apply_proc(m, e, &t, mgr_proc_snap(s),
 			       walk == WALK_ALL ? WALK_NONE : walk);
 		return true;
 	}
@@ -276,7 +276,7 @@ void mgr_eval(struct mgr *m, unsigned int why, unsigned int inherit,
 			 * Its owner can make it leave by a rename: a cap on
 			 * the threads reset now, the rest from the queue.
 			 */
-			rest = mgr_unmanage(m, e, &t, s->pfd,
+			rest = mgr_unmanage(m, e, &t, mgr_proc_snap(s),
 					    ctr ? "its container's annotations "
 						  "set its preference"
 						: "no longer matches",
@@ -289,7 +289,7 @@ void mgr_eval(struct mgr *m, unsigned int why, unsigned int inherit,
 	}
 	if (e && e->rule != (unsigned int)rule) {
 		t = mgr_target(m, e->rule);
-		mgr_unmanage(m, e, &t, s->pfd, "matches another rule now",
+		mgr_unmanage(m, e, &t, mgr_proc_snap(s), "matches another rule now",
 			     UINT_MAX);
 		e = NULL;
 	}
@@ -314,7 +314,7 @@ void mgr_eval(struct mgr *m, unsigned int why, unsigned int inherit,
 		e->flags |= M_CGROUP;
 	else
 		e->flags &= ~(unsigned int)M_CGROUP;
-	mgr_apply_proc(m, e, &t, s->pfd, walk);
+	mgr_apply_proc(m, e, &t, mgr_proc_snap(s), walk);
 }
 
 /* A pid that cannot be read any more: forget it. */
@@ -336,9 +336,4 @@ void mgr_eval_now(struct mgr *m, int pid, unsigned int why,
 	}
 	mgr_eval(m, why, inherit, walk, false);
 	mgr_snap_close(m->snap);
-}
-
-void mgr_eval_pid(struct mgr *m, int pid)
-{
-	mgr_eval_now(m, pid, D_EVAL, 0, WALK_ALL);
 }

@@ -266,6 +266,28 @@ struct snap {
 	char exe[PATH_MAX], cmdline[4096], cgroup[4096];
 };
 
+/*
+ * The process a write acts on: its <proc>/PID directory fd, and the
+ * snapshot that this evaluation read through it (NULL: none, as for a
+ * restore or a queued ratio; what the write needs it reads).  Passed
+ * down explicitly: the writes never look a snapshot up, and change it
+ * only through procsnap.c.
+ */
+struct mgr_proc {
+	int pfd;
+	struct snap *snap;
+};
+
+static inline struct mgr_proc mgr_proc_snap(struct snap *s)
+{
+	return (struct mgr_proc){s->pfd, s};
+}
+
+static inline struct mgr_proc mgr_proc_fd(int pfd)
+{
+	return (struct mgr_proc){pfd, NULL};
+}
+
 /* The digest of what a snapshot's evaluation read. */
 struct attr_digest mgr_snap_digest(const struct snap *s);
 /* The same of a process's attributes read now, through <proc>'s fd. */
@@ -394,24 +416,16 @@ int mgr_snap_open(struct mgr *m, int pid);
 /* The directory and every file read through it, closed together. */
 void mgr_snap_close(struct snap *s);
 /*
- * The status of the process at pfd; the snapshot's, read once, when pfd
- * is m->snap's.  0 or -errno.
+ * The status of the process at pfd: s's, read once, when s is its
+ * snapshot (NULL: none, read it).  0 or -errno.
  */
-int mgr_read_pstatus(struct mgr *m, int pfd, struct pstatus *ret);
+int mgr_read_pstatus(struct snap *s, int pfd, struct pstatus *ret);
+/* We wrote a thread's own request: s's hint on the main thread's is off. */
+void procsnap_wrote_thread(struct snap *s);
 /* Read one more attribute into m->snap (a NEED_* bit); unreadable: NULL. */
 void mgr_snap_load(struct mgr *m, unsigned int need);
 
 /* manager-eval.c */
-/* m->snap if pfd is its fd (what it learnt is of that process), or NULL. */
-static inline struct snap *mgr_snap_of(struct mgr *m, int pfd)
-{
-	return pfd >= 0 && pfd == m->snap->pfd ? m->snap : NULL;
-}
-/* We wrote a thread's own request: the hint on the main thread's is off. */
-static inline void mgr_snap_wrote_thread(struct mgr *m)
-{
-	m->snap->leader_inherits = false;
-}
 /* The rule m->snap matches, reading attributes as the rules ask; -1: none. */
 int mgr_match(struct mgr *m, const struct config *cfg);
 /*
@@ -444,20 +458,20 @@ void mgr_log_hand(struct mgr *m, struct managed *e,
  * for all its threads, later ones included.  want NULL: restore.
  */
 void mgr_apply_ratio(struct mgr *m, struct managed *e,
-		     const struct mgr_target *t, int pfd,
+		     const struct mgr_target *t, struct mgr_proc p,
 		     const struct ratio *want);
 void mgr_apply_proc(struct mgr *m, struct managed *e,
-		    const struct mgr_target *t, int pfd,
+		    const struct mgr_target *t, struct mgr_proc p,
 		    enum walk walk);
 struct twalk *mgr_restore_proc(struct mgr *m, struct managed *e,
-			       const struct mgr_target *t, int pfd,
+			       const struct mgr_target *t, struct mgr_proc p,
 			       unsigned int cap);
 /* e's process directory if it is still e's process, or -1 (e dropped). */
 int mgr_open_same(struct mgr *m, struct managed *e);
 /* Start over with e: adopt all its threads on the next apply. */
 void mgr_readopt_proc(struct mgr *m, struct managed *e);
 struct twalk *mgr_unmanage(struct mgr *m, struct managed *e,
-			   const struct mgr_target *t, int pfd,
+			   const struct mgr_target *t, struct mgr_proc p,
 			   const char *why, unsigned int cap);
 /*
  * The ratio of pid's rule as it is now, if pid is still the managed
@@ -479,7 +493,7 @@ void mgr_restore_inherited(struct mgr *m, struct other *o);
  * of task/.  True when it is complete, false: more to do (e->walk).
  */
 bool mgr_walk_threads(struct mgr *m, struct managed *e,
-		      const struct mgr_target *t, int pfd,
+		      const struct mgr_target *t, struct mgr_proc p,
 		      enum walk walk, unsigned int cap, bool retake,
 		      unsigned int nthreads);
 /*
@@ -488,20 +502,20 @@ bool mgr_walk_threads(struct mgr *m, struct managed *e,
  * with (mgr_reset_walk; free tids and it), or NULL: all done.
  */
 struct twalk *mgr_restore_threads(struct mgr *m, struct managed *e,
-				  const struct mgr_target *t, int pfd,
+				  const struct mgr_target *t, struct mgr_proc p,
 				  unsigned int cap);
 /*
  * Go on with w, at most cap threads of pid, resetting those whose
  * request is still target.  True when it is complete.
  */
-bool mgr_reset_walk(struct mgr *m, int pid, int pfd,
+bool mgr_reset_walk(struct mgr *m, int pid, struct mgr_proc p,
 		    const struct cpuset *target, struct twalk *w,
 		    unsigned int cap);
 /* Undo one thread's request (inherit) if it is still target, ours. */
-bool mgr_reset_thread(struct mgr *m, int pid, int pfd, int tid,
+bool mgr_reset_thread(struct mgr *m, int pid, struct mgr_proc p, int tid,
 		      const struct cpuset *target);
 /* The same for every thread of pid (a child that kept its parent's). */
-void mgr_reset_threads(struct mgr *m, int pid, int pfd,
+void mgr_reset_threads(struct mgr *m, int pid, struct mgr_proc p,
 		       const struct cpuset *target);
 
 /* manager-cgroup.c */

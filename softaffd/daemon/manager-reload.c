@@ -141,7 +141,7 @@ static bool same_preference(const struct reload *rl, const struct managed *e,
  * hand takes it); a new ratio alone checks the masks as ours.
  */
 static void retarget(struct mgr *m, struct reload *rl, struct managed *e,
-		     int pfd, unsigned int nr)
+		     struct mgr_proc p, unsigned int nr)
 {
 	struct mgr_target ot = old_target(rl, e->rule), nt = new_target(rl, nr);
 	const struct rule *o = ot.r, *n = nt.r;
@@ -154,7 +154,7 @@ static void retarget(struct mgr *m, struct reload *rl, struct managed *e,
 		 * thread's): ours at the old one goes first, and the apply
 		 * right after sets the new one.
 		 */
-		mgr_restore_proc(m, e, &ot, pfd, UINT_MAX);
+		mgr_restore_proc(m, e, &ot, p, UINT_MAX);
 		owned_keep_hand(&e->own);
 	}
 	mgr_walk_free(e); /* a walk in progress was for the old rule */
@@ -166,7 +166,7 @@ static void retarget(struct mgr *m, struct reload *rl, struct managed *e,
 		  e->node.pid, procfs_escape(e->comm, comm, sizeof(comm)),
 		  o->name, n->name);
 	move(rl, e, nr);
-	mgr_apply_proc(m, e, &nt, pfd, WALK_ALL);
+	mgr_apply_proc(m, e, &nt, p, WALK_ALL);
 	rl->written++;
 }
 
@@ -184,7 +184,7 @@ static bool to_cgroup(struct mgr *m, struct reload *rl, struct managed *e,
 	if (m->snap->pfd < 0 || !mgr_cg_eval(m, m->snap, &nt))
 		return false;
 	if (!(e->flags & M_CGROUP)) {
-		mgr_restore_proc(m, e, &ot, m->snap->pfd, UINT_MAX);
+		mgr_restore_proc(m, e, &ot, mgr_proc_snap(m->snap), UINT_MAX);
 		owned_keep_hand(&e->own);
 		e->flags &= ~(unsigned int)M_ADOPTED;
 		e->flags |= M_CGROUP;
@@ -201,8 +201,9 @@ static bool to_cgroup(struct mgr *m, struct reload *rl, struct managed *e,
 static void reload_proc(struct mgr *m, struct reload *rl, struct managed *e)
 {
 	struct mgr_target ot;
-	int nr, pfd;
+	struct mgr_proc p;
 	bool opened;
+	int nr;
 
 	mgr_snap_close(m->snap);
 	nr = rematch(m, rl->cfg, e);
@@ -222,17 +223,18 @@ static void reload_proc(struct mgr *m, struct reload *rl, struct managed *e)
 	if (nr >= 0 && rl->rules[nr].cg_mode && opened &&
 	    to_cgroup(m, rl, e, (unsigned int)nr))
 		return;
-	pfd = opened ? m->snap->pfd : mgr_open_same(m, e);
-	if (pfd < 0) {
+	/* The snapshot rematch() read, or a bare fd: nothing read yet. */
+	p = opened ? mgr_proc_snap(m->snap) : mgr_proc_fd(mgr_open_same(m, e));
+	if (p.pfd < 0) {
 		rl->gone++;
 		return;
 	}
 	if (nr >= 0) {
-		retarget(m, rl, e, pfd, (unsigned int)nr);
+		retarget(m, rl, e, p, (unsigned int)nr);
 	} else {
 		rl->restored++;
 		ot = old_target(rl, e->rule);
-		mgr_unmanage(m, e, &ot, pfd,
+		mgr_unmanage(m, e, &ot, p,
 			     rule_by_name(rl->cfg, rl->old_cfg->rules[e->rule]
 							   .name) < 0
 				     ? "rule removed; matches no rule now"
@@ -240,7 +242,7 @@ static void reload_proc(struct mgr *m, struct reload *rl, struct managed *e)
 			     UINT_MAX);
 	}
 	if (!opened)
-		close(pfd);
+		close(p.pfd);
 }
 
 /*

@@ -144,13 +144,6 @@ int mgr_scan_finish(struct mgr *m)
 	return r < 0 ? r : 0;
 }
 
-int mgr_scan(struct mgr *m)
-{
-	int r = mgr_scan_start(m, SCAN_FULL);
-
-	return r < 0 ? r : mgr_scan_finish(m);
-}
-
 bool mgr_scan_busy_with(const struct mgr *m, enum mgr_scan_kind kind)
 {
 	return scanner_busy(&m->scan) && m->scan_kind == kind;

@@ -21,7 +21,7 @@
  * stop visiting further threads of the process.
  */
 static bool apply_one(struct mgr *m, struct managed *e,
-		 const struct mgr_target *t, int pfd, int tid)
+		 const struct mgr_target *t, struct mgr_proc p, int tid)
 {
 	struct mthread *th = owned_find(&e->own, tid);
 	enum aff_claim claim;
@@ -36,29 +36,29 @@ static bool apply_one(struct mgr *m, struct managed *e,
 						      : AFF_NEW;
 	bool was = managed_hand(e);
 
-	res = aff_apply_thread(pfd, tid, &t->r->cpus, claim,
+	res = aff_apply_thread(p.pfd, tid, &t->r->cpus, claim,
 			       m->dry_run, &err);
-	mgr_snap_wrote_thread(m);
+	procsnap_wrote_thread(p.snap);
 	if (res == AFF_WRITTEN || res == AFF_UNCHANGED)
 		owned_remember(&e->own, tid, false);
 	else if (res == AFF_FOREIGN)
 		owned_remember(&e->own, tid, true);
 	mgr_hand_note(m, e, was);
 	if (res == AFF_FOREIGN) {
-		mgr_log_hand(m, e, t, pfd, tid);
+		mgr_log_hand(m, e, t, p.pfd, tid);
 		return true;
 	}
 	return mgr_note_result(m, e, t, tid, res, err);
 }
 
-bool mgr_reset_thread(struct mgr *m, int pid, int pfd, int tid,
+bool mgr_reset_thread(struct mgr *m, int pid, struct mgr_proc p, int tid,
 		      const struct cpuset *target)
 {
 	enum aff_result res;
 	int err;
 
-	res = aff_restore_thread(pfd, tid, target, m->dry_run, &err);
-	mgr_snap_wrote_thread(m);
+	res = aff_restore_thread(p.pfd, tid, target, m->dry_run, &err);
+	procsnap_wrote_thread(p.snap);
 	if (res == AFF_WRITTEN) {
 		m->cnt.restored++;
 		log_msg(m->dry_run ? LOG_INFO : LOG_DEBUG,
@@ -76,13 +76,13 @@ bool mgr_reset_thread(struct mgr *m, int pid, int pfd, int tid,
 }
 
 static bool restore_one(struct mgr *m, struct managed *e,
-		 const struct mgr_target *t, int pfd, int tid)
+		 const struct mgr_target *t, struct mgr_proc p, int tid)
 {
 	struct mthread *th = owned_find(&e->own, tid);
 
 	if (th && th->hand)
 		return true;
-	return mgr_reset_thread(m, e->node.pid, pfd, tid, &t->r->cpus);
+	return mgr_reset_thread(m, e->node.pid, p, tid, &t->r->cpus);
 }
 
 /*
@@ -91,11 +91,11 @@ static bool restore_one(struct mgr *m, struct managed *e,
  * reset, unless someone set it by hand.
  */
 static bool unset_other(struct mgr *m, struct managed *e,
-		 const struct mgr_target *t, int pfd, int tid)
+		 const struct mgr_target *t, struct mgr_proc p, int tid)
 {
 	if (owned_find(&e->own, tid))
 		return true; /* already met: reset then, or hand-set */
-	if (!mgr_reset_thread(m, e->node.pid, pfd, tid,
+	if (!mgr_reset_thread(m, e->node.pid, p, tid,
 			      &t->r->cpus))
 		return false;
 	/* Remembered as ours-and-reset: not looked at again. */
@@ -114,12 +114,12 @@ static bool unset_other(struct mgr *m, struct managed *e,
  * too, so that restoring the process level is enough.
  */
 static bool check_thread(struct mgr *m, struct managed *e,
-		 const struct mgr_target *t, int pfd, int tid,
+		 const struct mgr_target *t, struct mgr_proc p, int tid,
 			 bool adopt, bool retake)
 {
 	const struct cpuset *target = &t->r->cpus;
 	struct mthread *th = owned_find(&e->own, tid);
-	const struct snap *s = mgr_snap_of(m, pfd);
+	const struct snap *s = p.snap;
 	struct cpureq req;
 	bool was;
 	int r;
@@ -132,7 +132,7 @@ static bool check_thread(struct mgr *m, struct managed *e,
 	 */
 	if (tid == e->node.pid && s && s->leader_inherits)
 		return true;
-	r = aff_read_soft(pfd, tid, &req);
+	r = aff_read_soft(p.pfd, tid, &req);
 	if (r == -ENOENT && aff_missing_is_off)
 		return true;
 	if (r < 0) {
@@ -150,9 +150,9 @@ static bool check_thread(struct mgr *m, struct managed *e,
 		int err = 0;
 		enum aff_result res =
 			m->dry_run ? AFF_WRITTEN
-				   : aff_write_soft(pfd, tid, &inherit, &err);
+				   : aff_write_soft(p.pfd, tid, &inherit, &err);
 
-		mgr_snap_wrote_thread(m);
+		procsnap_wrote_thread(p.snap);
 		if (res == AFF_WRITTEN) {
 			m->cnt.written++;
 			log_msg(m->dry_run ? LOG_INFO : LOG_DEBUG,
@@ -169,20 +169,20 @@ static bool check_thread(struct mgr *m, struct managed *e,
 	was = managed_hand(e);
 	owned_remember(&e->own, tid, true);
 	mgr_hand_note(m, e, was);
-	mgr_log_hand(m, e, t, pfd, tid);
+	mgr_log_hand(m, e, t, p.pfd, tid);
 	return true;
 }
 
 /* Visit one thread as the rule's threads mode asks. */
 static bool visit_one(struct mgr *m, struct managed *e,
-		 const struct mgr_target *t, int pfd, int tid,
+		 const struct mgr_target *t, struct mgr_proc p, int tid,
 		      const struct twalk *w)
 {
 	if (t->r->threads == THREADS_ALL)
-		return check_thread(m, e, t, pfd, tid, w->adopt, w->retake);
+		return check_thread(m, e, t, p, tid, w->adopt, w->retake);
 	if (tid == e->node.pid)
-		return apply_one(m, e, t, pfd, tid);
-	return unset_other(m, e, t, pfd, tid);
+		return apply_one(m, e, t, p, tid);
+	return unset_other(m, e, t, p, tid);
 }
 
 /* A walk of the threads task/ lists now, sorted; NULL: none to do. */
@@ -216,7 +216,7 @@ static struct twalk *walk_list(struct mgr *m, int pfd)
  * false: more to do (e->walk).
  */
 bool mgr_walk_threads(struct mgr *m, struct managed *e,
-		 const struct mgr_target *t, int pfd,
+		 const struct mgr_target *t, struct mgr_proc p,
 		      enum walk walk, unsigned int cap, bool retake,
 		      unsigned int nthreads)
 {
@@ -238,7 +238,7 @@ bool mgr_walk_threads(struct mgr *m, struct managed *e,
 			one = (struct twalk){.tids = &leader, .n = 1};
 			w = &one;
 		} else {
-			w = walk_list(m, pfd);
+			w = walk_list(m, p.pfd);
 			if (!w)
 				return true;
 			e->walk = w;
@@ -256,7 +256,7 @@ bool mgr_walk_threads(struct mgr *m, struct managed *e,
 		if (!w->all && owned_find(&e->own, tid))
 			continue;
 		visited++;
-		if (!visit_one(m, e, t, pfd, tid, w)) {
+		if (!visit_one(m, e, t, p, tid, w)) {
 			mgr_walk_free(e);
 			return true; /* EPERM: no longer managed */
 		}
@@ -270,14 +270,14 @@ bool mgr_walk_threads(struct mgr *m, struct managed *e,
 }
 
 struct twalk *mgr_restore_threads(struct mgr *m, struct managed *e,
-				  const struct mgr_target *t, int pfd,
+				  const struct mgr_target *t, struct mgr_proc p,
 				  unsigned int cap)
 {
-	int n = procfs_read_tids(pfd, &m->tids, &m->tids_cap), i;
+	int n = procfs_read_tids(p.pfd, &m->tids, &m->tids_cap), i;
 	struct twalk *rest = NULL;
 
 	for (i = 0; i < n && (unsigned int)i < cap; i++) {
-		if (!restore_one(m, e, t, pfd, m->tids[i]))
+		if (!restore_one(m, e, t, p, m->tids[i]))
 			return NULL;
 		mgr_tick(m, (unsigned long)i);
 	}
@@ -300,31 +300,31 @@ struct twalk *mgr_restore_threads(struct mgr *m, struct managed *e,
 	if (rest)
 		free(rest);
 	for (; i < n; i++) {
-		if (!restore_one(m, e, t, pfd, m->tids[i]))
+		if (!restore_one(m, e, t, p, m->tids[i]))
 			break;
 		mgr_tick(m, (unsigned long)i);
 	}
 	return NULL;
 }
 
-bool mgr_reset_walk(struct mgr *m, int pid, int pfd,
+bool mgr_reset_walk(struct mgr *m, int pid, struct mgr_proc p,
 		    const struct cpuset *target, struct twalk *w,
 		    unsigned int cap)
 {
 	for (unsigned int k = 0; k < cap && w->next < w->n; k++) {
-		if (!mgr_reset_thread(m, pid, pfd, w->tids[w->next++], target))
+		if (!mgr_reset_thread(m, pid, p, w->tids[w->next++], target))
 			return true;
 		mgr_tick(m, k);
 	}
 	return w->next >= w->n;
 }
 
-void mgr_reset_threads(struct mgr *m, int pid, int pfd,
+void mgr_reset_threads(struct mgr *m, int pid, struct mgr_proc p,
 		       const struct cpuset *target)
 {
-	int n = procfs_read_tids(pfd, &m->tids, &m->tids_cap);
+	int n = procfs_read_tids(p.pfd, &m->tids, &m->tids_cap);
 
 	for (int i = 0; i < n; i++)
-		if (!mgr_reset_thread(m, pid, pfd, m->tids[i], target))
+		if (!mgr_reset_thread(m, pid, p, m->tids[i], target))
 			break;
 }

@@ -100,14 +100,6 @@ void mgr_free(struct mgr *m)
 }
 
 
-size_t mgr_readopt(struct mgr *m)
-{
-	size_t had = mgr_forget_hand(m);
-
-	mgr_scan_start(m, SCAN_FULL);
-	return had;
-}
-
 void mgr_restore_all(struct mgr *m)
 {
 	struct pidnode *n, *next;
@@ -121,7 +113,7 @@ void mgr_restore_all(struct mgr *m)
 		if (pfd >= 0) {
 			struct mgr_target t = mgr_target(m, e->rule);
 
-			mgr_restore_proc(m, e, &t, pfd, UINT_MAX);
+			mgr_restore_proc(m, e, &t, mgr_proc_fd(pfd), UINT_MAX);
 			close(pfd);
 		}
 		mgr_tick(m, i++);

@@ -128,8 +128,6 @@ void mgr_free(struct mgr *m);
 void mgr_set_tick(struct mgr *m, void (*tick)(void *userdata),
 		  void *userdata);
 
-/* Full walk of <proc> in one go: match, apply, forget what is gone. */
-int mgr_scan(struct mgr *m);
 /*
  * The same a slice at a time, so one event loop keeps serving signals
  * and timers: start (abandoning a scan in progress), then step until it
@@ -166,8 +164,6 @@ void mgr_on_events_lost(struct mgr *m);
 bool mgr_flush(struct mgr *m, uint64_t deadline_ms);
 /* Processes marked dirty and not evaluated yet. */
 size_t mgr_dirty_count(const struct mgr *m);
-/* Evaluate one process now (tests, and a comm or uid change). */
-void mgr_eval_pid(struct mgr *m, int pid);
 
 /*
  * Switch to a new config in one step.  With the same rules in the same
@@ -199,11 +195,6 @@ int mgr_recheck(struct mgr *m);
  * Starts no scan.  Returns how many processes had hand-set threads.
  */
 size_t mgr_forget_hand(struct mgr *m);
-/*
- * mgr_forget_hand and a full scan started over (tests; the daemon uses
- * mgr_forget_hand and mgr_recheck).
- */
-size_t mgr_readopt(struct mgr *m);
 /*
  * Reset everything we set back to inherit (if still ours), and the
  * masks that children of managed processes inherited from them.

@@ -22,31 +22,23 @@ struct mthread *owned_find(const struct owned *o, int tid)
 	return NULL;
 }
 
-static int count_hand(struct owned *o, int delta)
-{
-	bool had = o->nhand;
-
-	o->nhand = (unsigned int)((int)o->nhand + delta);
-	return (int)(o->nhand > 0) - (int)had;
-}
-
-int owned_remember(struct owned *o, int tid, bool hand)
+void owned_remember(struct owned *o, int tid, bool hand)
 {
 	struct mthread *t = owned_find(o, tid), *n;
 	unsigned int i;
 
 	if (t) {
-		int d = t->hand == hand ? 0 : count_hand(o, hand ? 1 : -1);
-
+		if (t->hand != hand)
+			o->nhand = hand ? o->nhand + 1 : o->nhand - 1;
 		t->hand = hand;
-		return d;
+		return;
 	}
 	if (o->nthreads == o->cap) {
 		unsigned int nc = o->cap ? o->cap * 2 : 4;
 
 		n = realloc(o->threads, nc * sizeof(*n));
 		if (!n)
-			return 0; /* then it counts as new next time: no harm */
+			return; /* then it counts as new next time: no harm */
 		o->threads = n;
 		o->cap = nc;
 	}
@@ -56,32 +48,26 @@ int owned_remember(struct owned *o, int tid, bool hand)
 	n[i].tid = tid;
 	n[i].hand = hand;
 	o->nthreads++;
-	return hand ? count_hand(o, 1) : 0;
+	o->nhand += hand;
 }
 
-int owned_forget(struct owned *o, int tid)
+void owned_forget(struct owned *o, int tid)
 {
 	struct mthread *t = owned_find(o, tid);
 	size_t i;
-	int d = 0;
 
 	if (!t)
-		return 0;
-	if (t->hand)
-		d = count_hand(o, -1);
+		return;
+	o->nhand -= t->hand;
 	i = (size_t)(t - o->threads);
 	memmove(t, t + 1, (o->nthreads - i - 1) * sizeof(*t));
 	o->nthreads--;
-	return d;
 }
 
-int owned_clear(struct owned *o)
+void owned_clear(struct owned *o)
 {
-	int d = o->nhand ? -1 : 0;
-
 	free(o->threads);
 	memset(o, 0, sizeof(*o));
-	return d;
 }
 
 void owned_keep_hand(struct owned *o)
@@ -94,10 +80,9 @@ void owned_keep_hand(struct owned *o)
 	o->nthreads = k;
 }
 
-int owned_prune(struct owned *o, const int *tids, size_t n)
+void owned_prune(struct owned *o, const int *tids, size_t n)
 {
 	unsigned int kept = 0, hand = 0;
-	bool had = o->nhand;
 
 	for (unsigned int i = 0; i < o->nthreads; i++) {
 		int tid = o->threads[i].tid;
@@ -109,5 +94,4 @@ int owned_prune(struct owned *o, const int *tids, size_t n)
 	}
 	o->nthreads = kept;
 	o->nhand = hand;
-	return (int)(hand > 0) - (int)had;
 }

@@ -10,10 +10,9 @@
  * they carry.  A thread is "ours" while it has the mask we set; one that
  * someone else changed is hand-set and left alone until the process
  * execs or the admin asks for re-adoption.  Pure bookkeeping: no /proc.
- *
- * The functions that can change whether the process has any hand-set
- * thread return +1 (it now has), -1 (it no longer has) or 0, so that
- * the caller can keep a count of such processes.
+ * nhand counts the hand-set threads; whether the process counts as
+ * hand-managed is the manager's to say (managed_hand(): its process
+ * level may be hand-set too), which it notes around each change.
  */
 struct mthread {
 	int tid;
@@ -27,12 +26,12 @@ struct owned {
 
 struct mthread *owned_find(const struct owned *o, int tid);
 /* Remember tid as ours or hand-set.  A failed allocation forgets it. */
-int owned_remember(struct owned *o, int tid, bool hand);
-int owned_forget(struct owned *o, int tid);
-int owned_clear(struct owned *o);
+void owned_remember(struct owned *o, int tid, bool hand);
+void owned_forget(struct owned *o, int tid);
+void owned_clear(struct owned *o);
 /* Forget the threads we set, keep the hand-set ones. */
 void owned_keep_hand(struct owned *o);
 /* Forget the threads that are not in tids (sorted): they have exited. */
-int owned_prune(struct owned *o, const int *tids, size_t n);
+void owned_prune(struct owned *o, const int *tids, size_t n);
 
 #endif

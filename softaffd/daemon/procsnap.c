@@ -88,12 +88,11 @@ static void snap_learn(struct snap *s)
 	}
 }
 
-int mgr_read_pstatus(struct mgr *m, int pfd, struct pstatus *ret)
+int mgr_read_pstatus(struct snap *s, int pfd, struct pstatus *ret)
 {
-	struct snap *s = m->snap;
 	int r;
 
-	if (pfd < 0 || pfd != s->pfd)
+	if (!s || pfd < 0 || pfd != s->pfd)
 		return procfs_read_pstatus(pfd, ret);
 	if (!s->have_status) {
 		r = procfs_read_pstatus(pfd, &s->status);
@@ -104,6 +103,12 @@ int mgr_read_pstatus(struct mgr *m, int pfd, struct pstatus *ret)
 	}
 	*ret = s->status;
 	return 0;
+}
+
+void procsnap_wrote_thread(struct snap *s)
+{
+	if (s)
+		s->leader_inherits = false;
 }
 
 /* Read one more attribute (a NEED_* bit); unreadable stays NULL. */
@@ -131,7 +136,7 @@ void mgr_snap_load(struct mgr *m, unsigned int need)
 		break;
 	case NEED_UID:
 		/* The whole status: an adoption takes the hard mask from it. */
-		if (mgr_read_pstatus(m, s->pfd, &ps) == 0) {
+		if (mgr_read_pstatus(s, s->pfd, &ps) == 0) {
 			a->uid = ps.uid;
 			a->has_uid = true;
 		}

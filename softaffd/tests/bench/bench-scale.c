@@ -372,7 +372,7 @@ int main(int argc, char **argv)
 	/* The first scan: every process read, every managed thread set. */
 	c0 = cpu_ns();
 	w0 = mono_ns();
-	if (mgr_scan(mgr) < 0)
+	if (mgr_scan_start(mgr, SCAN_FULL) < 0 || mgr_scan_finish(mgr) < 0)
 		die("first scan failed");
 	printf("first_scan_cpu_ms %.3f\nfirst_scan_wall_ms %.3f\n",
 	       (double)(cpu_ns() - c0) / 1e6, (double)(mono_ns() - w0) / 1e6);

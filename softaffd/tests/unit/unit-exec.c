@@ -341,10 +341,26 @@ void test_exec_status_stale(void)
 
 	/* A thread's own request written: the main thread's is unknown. */
 	CHECK(mgr_snap_open(mgr, 910) == 0);
-	CHECK(mgr_read_pstatus(mgr, mgr->snap->pfd, &ps) == 0);
+	CHECK(mgr_read_pstatus(mgr->snap, mgr->snap->pfd, &ps) == 0);
 	CHECK(mgr->snap->leader_inherits &&
 	      mgr->snap->ratio_hint == SNAP_RATIO_KNOWN);
-	mgr_reset_thread(mgr, 910, mgr->snap->pfd, 910, &ps.hard);
+	/*
+	 * The snapshot is passed down, never found by its fd: a write
+	 * through the same fd without it leaves its hints alone, and a
+	 * status read without it reads the file (#38: procsnap).
+	 */
+	mgr_reset_thread(mgr, 910, mgr_proc_fd(mgr->snap->pfd), 910, &ps.hard);
+	CHECK(mgr->snap->leader_inherits);
+	put_status(910, "thread", "20:1", "process");
+	{
+		struct pstatus ps2;
+
+		CHECK(mgr_read_pstatus(NULL, mgr->snap->pfd, &ps2) == 0 &&
+		      ps2.mask_src != ps.mask_src);
+		CHECK(mgr_read_pstatus(mgr->snap, mgr->snap->pfd, &ps2) == 0 &&
+		      ps2.mask_src == ps.mask_src);
+	}
+	mgr_reset_thread(mgr, 910, mgr_proc_snap(mgr->snap), 910, &ps.hard);
 	CHECK(!mgr->snap->leader_inherits);
 	/* The next snapshot knows nothing until it reads the status. */
 	CHECK(mgr_snap_open(mgr, 910) == 0);

@@ -287,6 +287,26 @@ struct config *mgr_setup_dry(const char *text, bool dry_run)
 	return c;
 }
 
+int mgr_scan(struct mgr *m)
+{
+	int r = mgr_scan_start(m, SCAN_FULL);
+
+	return r < 0 ? r : mgr_scan_finish(m);
+}
+
+void mgr_eval_pid(struct mgr *m, int pid)
+{
+	mgr_eval_now(m, pid, D_EVAL, 0, WALK_ALL);
+}
+
+size_t mgr_readopt(struct mgr *m)
+{
+	size_t had = mgr_forget_hand(m);
+
+	mgr_scan_start(m, SCAN_FULL);
+	return had;
+}
+
 struct tsoft tsoft[CONFIG_MAX_RULES];
 const struct config *tsoft_cfg;
 

@@ -81,18 +81,26 @@ void test_owned(void)
 	struct owned o = {0};
 	int tids[] = {10, 12};
 
-	CHECK(owned_remember(&o, 12, false) == 0);
-	CHECK(owned_remember(&o, 10, true) == 1);
-	CHECK(owned_remember(&o, 11, true) == 0);
+	owned_remember(&o, 12, false);
+	owned_remember(&o, 10, true);
+	CHECK(o.nhand == 1);
+	owned_remember(&o, 11, true);
 	CHECK(o.nthreads == 3 && o.threads[0].tid == 10 && o.nhand == 2);
-	CHECK(owned_forget(&o, 11) == 0 && o.nhand == 1);
-	CHECK(owned_remember(&o, 10, false) == -1 && !o.nhand);
-	CHECK(owned_remember(&o, 11, true) == 1);
-	CHECK(owned_prune(&o, tids, 2) == -1 && o.nthreads == 2);
-	CHECK(owned_remember(&o, 12, true) == 1);
+	owned_remember(&o, 11, true); /* again: no change */
+	CHECK(o.nhand == 2);
+	owned_forget(&o, 11);
+	CHECK(o.nhand == 1);
+	owned_remember(&o, 10, false);
+	CHECK(!o.nhand);
+	owned_remember(&o, 11, true);
+	CHECK(o.nhand == 1);
+	owned_prune(&o, tids, 2);
+	CHECK(o.nthreads == 2 && !o.nhand);
+	owned_remember(&o, 12, true);
 	owned_keep_hand(&o);
-	CHECK(o.nthreads == 1 && o.threads[0].tid == 12);
-	CHECK(owned_clear(&o) == -1 && !o.threads);
+	CHECK(o.nthreads == 1 && o.threads[0].tid == 12 && o.nhand == 1);
+	owned_clear(&o);
+	CHECK(!o.threads && !o.nhand);
 }
 
 void test_dirtyq(void)

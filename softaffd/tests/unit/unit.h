@@ -94,6 +94,15 @@ struct config *mgr_setup_app(int pid, unsigned long long start);
 void mgr_teardown(struct config *c1, struct config *c2);
 void mgr_status(const struct mgr *m, struct sbuf *b);
 /*
+ * Entry points only the tests use, over the manager's own (F15): a full
+ * walk of <proc> in one go; one process evaluated now, as a comm or uid
+ * event would have it; mgr_forget_hand and a full scan started (the
+ * daemon: mgr_forget_hand, then mgr_recheck).
+ */
+int mgr_scan(struct mgr *m);
+void mgr_eval_pid(struct mgr *m, int pid);
+size_t mgr_readopt(struct mgr *m);
+/*
  * The daemon's side of a sample, for the manager's tests: a rule's
  * softness kept here (as daemon-softness.c keeps struct rule_softness),
  * its plan handed down (rulectl_plan), mgr_sample, and what it gave
