@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -88,42 +89,111 @@ static void print_cgroup(FILE *out, const char *sys, const char *cg)
 		buf);
 }
 
-/* The rule under which the daemon's status file lists pid, or "". */
-static void daemon_rule(const char *run, int pid, char *ret, size_t size)
+/*
+ * What the daemon's status says of a pid.  Each "rule NAME ... pids"
+ * line lists the rule's pids in ascending order, at most
+ * STATUS_MAX_PIDS of them, then " ..." when there are more: a pid not
+ * listed but above a cut list's last may still be managed under it.
+ */
+struct listed {
+	char rule[CONFIG_MAX_PATTERN + 1]; /* "": not listed */
+	char cut[CONFIG_MAX_PATTERN + 1];  /* "": no cut list can hold it */
+	unsigned int cut_shown, cut_total, ncut;
+};
+
+/* One "rule NAME cpus LIST processes N pids P1 P2 ... [...]" line. */
+static void listed_line(const char *line, int pid, struct listed *ret)
 {
-	char path[PATH_MAX], line[8192];
+	char name[CONFIG_MAX_PATTERN + 1];
+	const char *p, *q;
+	unsigned int total, shown = 0;
+	long last = -1;
+	bool cut = false;
+
+	if (strncmp(line, "rule ", 5) ||
+	    sscanf(line, "rule %256s", name) != 1 ||
+	    !(q = strstr(line, " processes ")) ||
+	    sscanf(q, " processes %u", &total) != 1 ||
+	    !(p = strstr(q, " pids")))
+		return;
+	for (p += 5; *p == ' ';) {
+		char *end;
+		long v;
+
+		if (!strncmp(p, " ...", 4)) {
+			cut = true;
+			break;
+		}
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p)
+			break;
+		if (v == pid) {
+			snprintf(ret->rule, sizeof(ret->rule), "%s", name);
+			return;
+		}
+		last = v;
+		shown++;
+		p = end;
+	}
+	/* Sorted: a pid below the last listed one is not in the rest. */
+	if (cut && pid > last && ret->ncut++ == 0) {
+		snprintf(ret->cut, sizeof(ret->cut), "%s", name);
+		ret->cut_shown = shown;
+		ret->cut_total = total;
+	}
+}
+
+/*
+ * Where the daemon's status file lists pid.  Lines are read whole
+ * (getline): 1000 seven-digit pids and a long rule name pass 8 KiB.
+ * False if there is no status file.
+ */
+static bool daemon_listed(const char *run, int pid, struct listed *ret)
+{
+	char path[PATH_MAX], *line = NULL;
+	size_t size = 0;
 	FILE *f;
 
-	*ret = '\0';
+	*ret = (struct listed){0};
 	snprintf(path, sizeof(path), "%s/%s", run, STATUS_FILE);
 	f = fopen(path, "re");
 	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char name[CONFIG_MAX_PATTERN + 1], *pids;
-		char key[32];
-
-		if (strncmp(line, "rule ", 5) ||
-		    sscanf(line, "rule %256s", name) != 1 ||
-		    !(pids = strstr(line, " pids ")))
-			continue;
-		snprintf(key, sizeof(key), " %d", pid);
-		for (char *p = pids + 5; (p = strstr(p, key)); p++)
-			if (p[strlen(key)] == ' ' || p[strlen(key)] == '\n') {
-				snprintf(ret, size, "%s", name);
-				break;
-			}
-		if (*ret)
-			break;
-	}
+		return false;
+	while (!ret->rule[0] && getline(&line, &size, f) > 0)
+		listed_line(line, pid, ret);
+	free(line);
 	fclose(f);
+	return true;
+}
+
+/* The last line: whether the running daemon manages pid, and under what. */
+static void print_daemon(FILE *out, const char *run, int pid)
+{
+	struct listed l;
+
+	if (!daemon_listed(run, pid, &l))
+		fprintf(out, "the running softaffd does not list it%s\n",
+			access(run, F_OK) ? " (no daemon status)" : "");
+	else if (l.rule[0])
+		fprintf(out, "the running softaffd manages it under rule '%s'\n",
+			l.rule);
+	else if (l.cut[0])
+		fprintf(out,
+			"the running softaffd lists only the lowest %u of rule "
+			"'%s''s %u pids, all below %d: it may manage it under "
+			"rule '%s'%s\n",
+			l.cut_shown, l.cut, l.cut_total, pid, l.cut,
+			l.ncut > 1 ? " or another whose list is cut" : "");
+	else
+		fprintf(out, "the running softaffd does not list it\n");
 }
 
 int explain_pid(const struct config *c, const struct roots *roots, int pid,
 		FILE *out)
 {
 	static char exe[PATH_MAX], cmdline[4096], cgroup[4096];
-	char why[512], unit[256], v[256], mask[256], ratio[64], rule[300];
+	char why[512], unit[256], v[256], mask[256], ratio[64];
 	char rsrc[32];
 	struct container_cache cc = {0};
 	struct container_mark mk;
@@ -219,13 +289,7 @@ int explain_pid(const struct config *c, const struct roots *roots, int pid,
 		     "thread, process, cgroup)\n");
 	if (a.cgroup)
 		print_cgroup(out, roots->sys, a.cgroup);
-	daemon_rule(roots->run, pid, rule, sizeof(rule));
-	if (*rule)
-		fprintf(out, "the running softaffd manages it under rule '%s'\n",
-			rule);
-	else
-		fprintf(out, "the running softaffd does not list it%s\n",
-			access(roots->run, F_OK) ? " (no daemon status)" : "");
+	print_daemon(out, roots->run, pid);
 	close(pfd);
 	return 0;
 }

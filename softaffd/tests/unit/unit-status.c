@@ -172,3 +172,107 @@ void test_status_format(void)
 	sbuf_free(&last);
 	config_free(c);
 }
+
+/* softaffd --explain pid against the status file in run, its last line. */
+static void explain_last(const struct config *c, const char *run, int pid,
+			 char *ret, size_t size)
+{
+	struct roots r;
+	char *buf = NULL, *nl;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	*ret = '\0';
+	snprintf(r.proc, sizeof(r.proc), "%s", proc);
+	snprintf(r.sys, sizeof(r.sys), "%s", sys);
+	snprintf(r.run, sizeof(r.run), "%s", run);
+	if (!f)
+		return;
+	CHECK(explain_pid(c, &r, pid, f) == 0);
+	fclose(f);
+	if (buf && len && buf[len - 1] == '\n')
+		buf[--len] = '\0';
+	nl = buf ? strrchr(buf, '\n') : NULL;
+	snprintf(ret, size, "%s", nl ? nl + 1 : "");
+	free(buf);
+}
+
+/*
+ * F12: the status lists a rule's lowest 1000 pids on one line, which
+ * with seven-digit pids and a long CPU list passes 8 KiB.  --explain
+ * read 8 KiB lines and said "does not list it" of a pid past them or
+ * past the 1000.
+ */
+void test_explain_listed(void)
+{
+	enum { N = 1200, BASE = 1000000 };
+	char err[512], run[PATH_MAX], last[512], cpus[256];
+	struct config *c;
+	struct sbuf b = {0}, prev = {0};
+	struct status_rule rules[1] = {{N, NULL}};
+	double util[2] = {0, 0};
+	struct mgr_counters cnt = {0};
+	int *pids = calloc(N * 3, sizeof(*pids));
+	size_t off = 0;
+	int n;
+
+	/* CPUs 0,2,...,126: a list of 200 bytes (a value's limit is 256). */
+	for (int cpu = 0; cpu < 128; cpu += 2)
+		off += (size_t)snprintf(cpus + off, sizeof(cpus) - off, "%s%d",
+					cpu ? "," : "", cpu);
+	{
+		char text[1024];
+
+		snprintf(text, sizeof(text),
+			 "rules = ( { name = \"a\"; comm = \"a\"; cpus = "
+			 "\"%s\"; } );",
+			 cpus);
+		c = load(text, err, sizeof(err));
+	}
+	CHECK(c && pids);
+	if (!c || !pids) {
+		printf("# %s\n", err);
+		free(pids);
+		config_free(c);
+		return;
+	}
+	for (int i = 0; i < N; i++) {
+		pids[i * 3] = 0;
+		pids[i * 3 + 1] = BASE + i;
+	}
+	{
+		struct status_snapshot s = {
+			.pid = 42, .cfg = c, .topo = &topo, .node_util = util,
+			.rules = rules, .pids = pids, .npids = N,
+			.processes = N, .cnt = &cnt,
+		};
+
+		status_format(&s, &b);
+	}
+	fixture_reset();
+	snprintf(run, sizeof(run), "%s/run-explain", tmp);
+	CHECK(status_write(run, &b, &prev) == 1);
+	for (n = 0; n < 4; n++) {
+		static const int who[] = {BASE + 5, BASE + 998, BASE + 1100,
+					  BASE - 1};
+
+		mktask(who[n], who[n], "a", 10, 0, "0-3", "\n");
+	}
+	/* Listed early, and past 8 KiB of its line. */
+	explain_last(c, run, BASE + 5, last, sizeof(last));
+	CHECK_STR(last, "the running softaffd manages it under rule 'a'");
+	explain_last(c, run, BASE + 998, last, sizeof(last));
+	CHECK_STR(last, "the running softaffd manages it under rule 'a'");
+	/* Past the 1000 listed: it may be managed, not "not listed". */
+	explain_last(c, run, BASE + 1100, last, sizeof(last));
+	CHECK_STR(last, "the running softaffd lists only the lowest 1000 of "
+			"rule 'a''s 1200 pids, all below 1001100: it may "
+			"manage it under rule 'a'");
+	/* Below the last listed and not there: surely not managed. */
+	explain_last(c, run, BASE - 1, last, sizeof(last));
+	CHECK_STR(last, "the running softaffd does not list it");
+	sbuf_free(&b);
+	sbuf_free(&prev);
+	free(pids);
+	config_free(c);
+}

@@ -100,6 +100,8 @@ int main(void)
 	RUN(test_walk_slices, "a 1000-thread walk in capped slices");
 	RUN(test_sysctl, "ratio actuator: saved original, sysctl -w pauses");
 	RUN(test_status_format, "status as a pure function, written on change");
+	RUN(test_explain_listed,
+	    "--explain: a pid past 8 KiB or the 1000 listed is not unlisted (F12)");
 	RUN(test_config_files, "config file type, owner and mode; caps");
 	RUN(test_config_dropins, "drop-ins: order, trust, duplicates");
 	RUN(test_rulectl, "per-rule control law as tables");

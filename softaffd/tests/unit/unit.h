@@ -202,5 +202,6 @@ void test_cgroup_wait_size(void);
 void test_mgr_cgroup_recreated(void);
 /* unit-status.c */
 void test_status_format(void);
+void test_explain_listed(void);
 
 #endif
