@@ -8,8 +8,6 @@
 #include "procfs.h"
 #include "util.h"
 
-bool aff_missing_is_off;
-
 const char *aff_result_name(enum aff_result r)
 {
 	static const char *const names[_AFF_MAX] = {
@@ -79,9 +77,22 @@ static enum aff_result write_req(int pfd, int tid, const struct cpureq *req,
 	return r < 0 ? aff_classify(r) : AFF_WRITTEN;
 }
 
+int aff_read_soft_mode(int pfd, int tid, enum aff_mode mode,
+		       struct cpureq *ret)
+{
+	int r = aff_read_soft(pfd, tid, ret);
+
+	if (r == -ENOENT && mode == AFF_MODE_DRY_RUN_NO_KERNEL) {
+		*ret = (struct cpureq){.state = REQ_INHERIT};
+		r = 0;
+	}
+	return r;
+}
+
 /* Read a thread's hard mask and request; AFF_WRITTEN means "go on". */
-static enum aff_result read_masks(int pfd, int tid, struct cpuset *hard,
-				  struct cpureq *req, int *ret_err)
+static enum aff_result read_masks(int pfd, int tid, enum aff_mode mode,
+				  struct cpuset *hard, struct cpureq *req,
+				  int *ret_err)
 {
 	int r;
 
@@ -93,11 +104,7 @@ static enum aff_result read_masks(int pfd, int tid, struct cpuset *hard,
 	r = procfs_read_status(pfd, tid, hard, NULL);
 	if (r < 0)
 		goto err;
-	r = aff_read_soft(pfd, tid, req);
-	if (r == -ENOENT && aff_missing_is_off) {
-		req->state = REQ_INHERIT;
-		r = 0;
-	}
+	r = aff_read_soft_mode(pfd, tid, mode, req);
 	if (r < 0)
 		goto err;
 	return AFF_WRITTEN;
@@ -164,7 +171,7 @@ enum aff_proc_action aff_decide_process(bool adopt, const struct cpureq *cur,
 /* Read, decide (restore or apply with claim), write what was decided. */
 static enum aff_result aff_thread(int pfd, int tid,
 				  const struct cpuset *target, bool restore,
-				  enum aff_claim claim, bool dry_run,
+				  enum aff_claim claim, enum aff_mode mode,
 				  int *ret_err)
 {
 	struct cpureq req, want = {.state = REQ_INHERIT};
@@ -173,7 +180,11 @@ static enum aff_result aff_thread(int pfd, int tid,
 
 	*ret_err = 0;
 	if (restore) {
-		/* Only the request matters: the hard mask and policy do not. */
+		/*
+		 * Only the request matters: the hard mask and policy do not.
+		 * A missing file stays an error whatever the mode: there is
+		 * nothing of ours to take back.
+		 */
 		int r = aff_read_soft(pfd, tid, &req);
 
 		if (r < 0) {
@@ -182,29 +193,29 @@ static enum aff_result aff_thread(int pfd, int tid,
 		}
 		res = aff_decide_restore(&req, target);
 	} else {
-		res = read_masks(pfd, tid, &hard, &req, ret_err);
+		res = read_masks(pfd, tid, mode, &hard, &req, ret_err);
 		if (res != AFF_WRITTEN)
 			return res;
 		res = aff_decide(&hard, &req, target, claim);
 		want = (struct cpureq){.state = REQ_SET, .cpus = *target};
 	}
-	if (res != AFF_WRITTEN || dry_run)
+	if (res != AFF_WRITTEN || aff_mode_dry(mode))
 		return res;
 	return write_req(pfd, tid, &want, ret_err);
 }
 
 enum aff_result aff_apply_thread(int pfd, int tid, const struct cpuset *target,
-				 enum aff_claim claim, bool dry_run,
+				 enum aff_claim claim, enum aff_mode mode,
 				 int *ret_err)
 {
-	return aff_thread(pfd, tid, target, false, claim, dry_run, ret_err);
+	return aff_thread(pfd, tid, target, false, claim, mode, ret_err);
 }
 
 enum aff_result aff_restore_thread(int pfd, int tid,
-				   const struct cpuset *target, bool dry_run,
-				   int *ret_err)
+				   const struct cpuset *target,
+				   enum aff_mode mode, int *ret_err)
 {
-	return aff_thread(pfd, tid, target, true, AFF_OURS, dry_run, ret_err);
+	return aff_thread(pfd, tid, target, true, AFF_OURS, mode, ret_err);
 }
 
 /* /proc/PID/soft_affinity_ratio: "\n", "none\n" or "5:4\n". */

@@ -34,6 +34,30 @@ enum aff_result aff_classify(int err);
  * soft_affinity_list.  0 or -errno.
  */
 int aff_read_soft(int pfd, int tid, struct cpureq *ret);
+
+/*
+ * How the writes go about a thread, passed down from whoever owns the
+ * mode (the manager): it is a property of one run, not of the library.
+ */
+enum aff_mode {
+	AFF_MODE_WRITE,	  /* read, decide, write */
+	AFF_MODE_DRY_RUN, /* read and decide; write nothing */
+	/*
+	 * A dry run on a kernel without the feature: a missing
+	 * soft_affinity_list reads as a thread that inherits, so that
+	 * discovery and matching can still be exercised.
+	 */
+	AFF_MODE_DRY_RUN_NO_KERNEL,
+};
+
+static inline bool aff_mode_dry(enum aff_mode mode)
+{
+	return mode != AFF_MODE_WRITE;
+}
+
+/* aff_read_soft, a missing file read as mode says. */
+int aff_read_soft_mode(int pfd, int tid, enum aff_mode mode,
+		       struct cpureq *ret);
 /* Write req there (tid 0: the process level), as it reads back. */
 enum aff_result aff_write_soft(int pfd, int tid, const struct cpureq *req,
 			       int *ret_err);
@@ -96,18 +120,11 @@ enum aff_proc_action aff_decide_process(bool adopt, const struct cpureq *cur,
  * behind a failure.
  */
 enum aff_result aff_apply_thread(int pfd, int tid, const struct cpuset *target,
-				 enum aff_claim claim, bool dry_run,
+				 enum aff_claim claim, enum aff_mode mode,
 				 int *ret_err);
 enum aff_result aff_restore_thread(int pfd, int tid,
-				   const struct cpuset *target, bool dry_run,
-				   int *ret_err);
-
-/*
- * Dry runs on a kernel without the feature: treat a missing
- * soft_affinity_list as a thread that inherits, so that discovery and
- * matching can still be exercised.
- */
-extern bool aff_missing_is_off;
+				   const struct cpuset *target,
+				   enum aff_mode mode, int *ret_err);
 
 /*
  * The process's own ratio request, /proc/PID/soft_affinity_ratio: an

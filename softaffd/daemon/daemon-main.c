@@ -272,6 +272,7 @@ static int setup_loop(struct daemon *d)
 int daemon_start(struct daemon *d, const struct daemon_opts *o,
 		 struct config *cfg, struct topology *topo)
 {
+	enum aff_mode mode;
 	int r;
 
 	memset(d, 0, sizeof(*d));
@@ -286,6 +287,7 @@ int daemon_start(struct daemon *d, const struct daemon_opts *o,
 		log_err("out of memory");
 		return 1;
 	}
+	mode = o->dry_run ? AFF_MODE_DRY_RUN : AFF_MODE_WRITE;
 	r = aff_probe(o->roots.proc);
 	if (r < 0) {
 		if (!o->dry_run) {
@@ -298,9 +300,9 @@ int daemon_start(struct daemon *d, const struct daemon_opts *o,
 		log_warn("%s/self/soft_affinity is missing: dry run treats "
 			 "every thread as inheriting (no request of its own)",
 			 o->roots.proc);
-		aff_missing_is_off = true;
+		mode = AFF_MODE_DRY_RUN_NO_KERNEL;
 	}
-	d->mgr = mgr_new(&o->roots, cfg, o->dry_run,
+	d->mgr = mgr_new(&o->roots, cfg, mode,
 			 &(struct mgr_hooks){.tick = daemon_tick,
 					     .watch = daemon_watch_trigger,
 					     .unwatch = daemon_unwatch_trigger,

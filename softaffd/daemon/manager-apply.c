@@ -163,11 +163,7 @@ static bool apply_process(struct mgr *m, struct managed *e,
 
 	if (e->flags & M_PROC_HAND)
 		return true;
-	r = aff_read_soft(p.pfd, 0, &cur);
-	if (r == -ENOENT && aff_missing_is_off) {
-		cur = (struct cpureq){.state = REQ_INHERIT};
-		r = 0;
-	}
+	r = aff_read_soft_mode(p.pfd, 0, m->aff_mode, &cur);
 	if (r < 0)
 		return mgr_note_result(m, e, t, 0, aff_classify(r), r);
 	if (adopt) {

@@ -298,7 +298,8 @@ struct mgr {
 	struct roots roots;
 	int proc_fd; /* <proc>, for the opens of <proc>/PID; -1: by path */
 	const struct config *cfg;
-	bool dry_run;
+	enum aff_mode aff_mode; /* passed down to every write of a thread */
+	bool dry_run;		/* aff_mode_dry(aff_mode) */
 	struct pidtable procs;	/* struct managed */
 	struct pidtable others; /* struct other */
 	struct dirtyq dirty;	/* events not handled yet, oldest first */

@@ -36,8 +36,8 @@ static bool apply_one(struct mgr *m, struct managed *e,
 						      : AFF_NEW;
 	bool was = managed_hand(e);
 
-	res = aff_apply_thread(p.pfd, tid, &t->r->cpus, claim,
-			       m->dry_run, &err);
+	res = aff_apply_thread(p.pfd, tid, &t->r->cpus, claim, m->aff_mode,
+			       &err);
 	procsnap_wrote_thread(p.snap);
 	if (res == AFF_WRITTEN || res == AFF_UNCHANGED)
 		owned_remember(&e->own, tid, false);
@@ -57,7 +57,7 @@ bool mgr_reset_thread(struct mgr *m, int pid, struct mgr_proc p, int tid,
 	enum aff_result res;
 	int err;
 
-	res = aff_restore_thread(p.pfd, tid, target, m->dry_run, &err);
+	res = aff_restore_thread(p.pfd, tid, target, m->aff_mode, &err);
 	procsnap_wrote_thread(p.snap);
 	if (res == AFF_WRITTEN) {
 		m->cnt.restored++;
@@ -132,9 +132,8 @@ static bool check_thread(struct mgr *m, struct managed *e,
 	 */
 	if (tid == e->node.pid && s && s->leader_inherits)
 		return true;
-	r = aff_read_soft(p.pfd, tid, &req);
-	if (r == -ENOENT && aff_missing_is_off)
-		return true;
+	/* Without the feature (a dry run): it reads as inheriting, below. */
+	r = aff_read_soft_mode(p.pfd, tid, m->aff_mode, &req);
 	if (r < 0) {
 		if (aff_classify(r) == AFF_GONE)
 			m->cnt.gone++;

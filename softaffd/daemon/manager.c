@@ -35,7 +35,7 @@ void mgr_set_tick(struct mgr *m, void (*tick)(void *userdata),
 }
 
 struct mgr *mgr_new(const struct roots *roots, const struct config *cfg,
-		    bool dry_run, const struct mgr_hooks *hooks)
+		    enum aff_mode mode, const struct mgr_hooks *hooks)
 {
 	struct mgr *m = calloc(1, sizeof(*m));
 	char path[PATH_MAX];
@@ -45,7 +45,8 @@ struct mgr *mgr_new(const struct roots *roots, const struct config *cfg,
 	m->proc_fd = -1;
 	m->roots = *roots;
 	m->cfg = cfg;
-	m->dry_run = dry_run;
+	m->aff_mode = mode;
+	m->dry_run = aff_mode_dry(mode);
 	if (hooks)
 		m->hooks = *hooks;
 	m->snap = calloc(1, sizeof(*m->snap));

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "affinity.h"
 #include "config.h"
 #include "container.h"
 #include "cpuset.h"
@@ -122,7 +123,7 @@ struct mgr_hooks {
  * may be NULL.  NULL: ENOMEM.
  */
 struct mgr *mgr_new(const struct roots *roots, const struct config *cfg,
-		    bool dry_run, const struct mgr_hooks *hooks);
+		    enum aff_mode mode, const struct mgr_hooks *hooks);
 void mgr_free(struct mgr *m);
 /* The tick hook alone, for tests (mgr_hooks.tick). */
 void mgr_set_tick(struct mgr *m, void (*tick)(void *userdata),

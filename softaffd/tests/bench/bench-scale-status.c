@@ -45,7 +45,7 @@ void bench_status(struct topology *topo)
 	d.topo = topo;
 	d.conn_fd = -1;
 	d.node_util = xcalloc(topo->nnodes, sizeof(*d.node_util));
-	d.mgr = mgr_new(&roots, c, false, NULL);
+	d.mgr = mgr_new(&roots, c, AFF_MODE_WRITE, NULL);
 	if (!d.mgr)
 		die("mgr_new failed");
 	for (int i = 0; i < STATUS_PROCS; i++)

@@ -116,7 +116,7 @@ const struct mgr_counters *counters(void)
 static void manager_new(void)
 {
 #if MGR_PRIVATE
-	mgr = mgr_new(&roots, cfg, false, NULL);
+	mgr = mgr_new(&roots, cfg, AFF_MODE_WRITE, NULL);
 	if (!mgr)
 		die("mgr_new failed");
 #else

@@ -16,7 +16,8 @@ static enum aff_result apply_t(int pid, int tid, const struct cpuset *target,
 		*err = pfd;
 		return aff_classify(pfd);
 	}
-	r = aff_apply_thread(pfd, tid, target, claim, dry_run, err);
+	r = aff_apply_thread(pfd, tid, target, claim,
+			     dry_run ? AFF_MODE_DRY_RUN : AFF_MODE_WRITE, err);
 	close(pfd);
 	return r;
 }
@@ -31,7 +32,8 @@ static enum aff_result restore_t(int pid, int tid, const struct cpuset *target,
 		*err = pfd;
 		return aff_classify(pfd);
 	}
-	r = aff_restore_thread(pfd, tid, target, dry_run, err);
+	r = aff_restore_thread(pfd, tid, target,
+			       dry_run ? AFF_MODE_DRY_RUN : AFF_MODE_WRITE, err);
 	close(pfd);
 	return r;
 }
@@ -430,4 +432,60 @@ void test_softness_actuator(void)
 	mgr_free(mgr);
 	mgr = NULL;
 	config_free(c);
+}
+
+/*
+ * F11: a dry run on a kernel without the feature reads a missing
+ * soft_affinity_list as inheriting.  That is the mode of one manager,
+ * handed to it at mgr_new, not a switch of the whole process: a second
+ * manager in the same process, writing, still sees the file missing.
+ */
+void test_aff_mode(void)
+{
+	struct cpuset target;
+	struct roots r;
+	struct mgr *real;
+	struct config *c;
+	int err = 0;
+
+	fake_fixture();
+	cpuset_parse_list("0-1", &target);
+	/* No soft_affinity_list, process or thread: a stock kernel. */
+	mktask(100, 100, "app", 1, 0, "0-3", NULL);
+	CHECK(apply_t(100, 100, &target, AFF_ADOPT, false, &err) == AFF_GONE &&
+	      err == -ENOENT);
+	{
+		int pfd = procfs_open_pid(proc, 100);
+
+		CHECK(aff_apply_thread(pfd, 100, &target, AFF_ADOPT,
+				       AFF_MODE_DRY_RUN_NO_KERNEL,
+				       &err) == AFF_WRITTEN);
+		CHECK(aff_apply_thread(pfd, 100, &target, AFF_ADOPT,
+				       AFF_MODE_DRY_RUN, &err) == AFF_GONE);
+		close(pfd);
+	}
+	CHECK(fake_writes == 0);
+
+	c = mgr_setup_dry("rules = ( { name = \"app\"; comm = \"app\"; "
+			  "cpus = \"0-1\"; } );",
+			  false);
+	if (!c)
+		return;
+	mgr_free(mgr);
+	snprintf(r.proc, sizeof(r.proc), "%s", proc);
+	snprintf(r.sys, sizeof(r.sys), "%s", sys);
+	snprintf(r.run, sizeof(r.run), "%s/run", tmp);
+	mgr = mgr_new(&r, c, AFF_MODE_DRY_RUN_NO_KERNEL, NULL);
+	real = mgr_new(&r, c, AFF_MODE_WRITE, NULL);
+	CHECK(mgr && real);
+	if (mgr && real) {
+		/* Would write the process level; there is none to write. */
+		CHECK(mgr_scan(mgr) == 0 && mgr_counters(mgr)->written == 1 &&
+		      !mgr_counters(mgr)->gone);
+		CHECK(mgr_scan(real) == 0 && !mgr_counters(real)->written &&
+		      mgr_counters(real)->gone);
+	}
+	CHECK(fake_writes == 0);
+	mgr_free(real);
+	mgr_teardown(c, NULL);
 }

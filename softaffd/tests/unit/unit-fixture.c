@@ -281,7 +281,8 @@ struct config *mgr_setup_dry(const char *text, bool dry_run)
 	snprintf(r.proc, sizeof(r.proc), "%s", proc);
 	snprintf(r.sys, sizeof(r.sys), "%s", sys);
 	snprintf(r.run, sizeof(r.run), "%s/run", tmp);
-	mgr = mgr_new(&r, c, dry_run, NULL);
+	mgr = mgr_new(&r, c, dry_run ? AFF_MODE_DRY_RUN : AFF_MODE_WRITE,
+		      NULL);
 	memset(tsoft, 0, sizeof(tsoft));
 	tsoft_cfg = c;
 	return c;

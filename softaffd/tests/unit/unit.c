@@ -46,6 +46,8 @@ int main(void)
 	RUN(test_config_errors, "config errors carry file:line");
 	RUN(test_config_ok, "config values and defaults");
 	RUN(test_affinity, "apply/skip/error classification, restore");
+	RUN(test_aff_mode,
+	    "a dry run without the feature: the manager's mode, not a global (F11)");
 	RUN(test_manager_scan, "scan, events, pid reuse, exit");
 	RUN(test_manager_errors, "EPERM/EINVAL/ESRCH warn-once policy");
 	RUN(test_manager_warn_limit, "per-process warnings: a limit per rule");

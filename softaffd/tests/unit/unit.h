@@ -129,6 +129,7 @@ void test_exec_status_stale(void);
 /* unit-affinity.c */
 void test_softness_actuator(void);
 void test_affinity(void);
+void test_aff_mode(void);
 void test_aff_decide(void);
 void test_ratio_decide(void);
 /* unit-config.c */
