@@ -46,21 +46,21 @@ static void soft_path(char *path, size_t size, int tid)
 		snprintf(path, size, "soft_affinity_list");
 }
 
-int aff_read_soft(int pfd, int tid, struct cpureq *ret)
+int aff_read_soft(struct fd_plug *p, int pfd, int tid, struct cpureq *ret)
 {
 	char path[64], buf[CPUSET_LIST_BUFSZ];
 	ssize_t n;
 
 	soft_path(path, sizeof(path), tid);
-	n = read_record_at(pfd, path, buf, sizeof(buf));
+	n = read_record_plug(p, pfd, path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	return cpureq_parse_list(buf, ret) < 0 ? -EBADMSG : 0;
 }
 
 /* Write the request (a word or a list) to the thread's own file. */
-static enum aff_result write_req(int pfd, int tid, const struct cpureq *req,
-				 int *ret_err)
+static enum aff_result write_req(struct fd_plug *p, int pfd, int tid,
+				 const struct cpureq *req, int *ret_err)
 {
 	char path[64], buf[CPUSET_LIST_BUFSZ + 1];
 	int n, r;
@@ -72,15 +72,15 @@ static enum aff_result write_req(int pfd, int tid, const struct cpureq *req,
 		return AFF_ERROR;
 	}
 	buf[n++] = '\n';
-	r = kfile_write(pfd, path, buf, (size_t)n);
+	r = kfile_write(p, pfd, path, buf, (size_t)n);
 	*ret_err = r;
 	return r < 0 ? aff_classify(r) : AFF_WRITTEN;
 }
 
-int aff_read_soft_mode(int pfd, int tid, enum aff_mode mode,
-		       struct cpureq *ret)
+int aff_read_soft_mode(struct fd_plug *p, int pfd, int tid,
+		       enum aff_mode mode, struct cpureq *ret)
 {
-	int r = aff_read_soft(pfd, tid, ret);
+	int r = aff_read_soft(p, pfd, tid, ret);
 
 	if (r == -ENOENT && mode == AFF_MODE_DRY_RUN_NO_KERNEL) {
 		*ret = (struct cpureq){.state = REQ_INHERIT};
@@ -90,7 +90,8 @@ int aff_read_soft_mode(int pfd, int tid, enum aff_mode mode,
 }
 
 /* Read a thread's hard mask and request; AFF_WRITTEN means "go on". */
-static enum aff_result read_masks(int pfd, int tid, enum aff_mode mode,
+static enum aff_result read_masks(struct fd_plug *p, int pfd, int tid,
+				  enum aff_mode mode,
 				  struct cpuset *hard, struct cpureq *req,
 				  int *ret_err)
 {
@@ -101,10 +102,10 @@ static enum aff_result read_masks(int pfd, int tid, enum aff_mode mode,
 	 * thread's request is kept by the kernel and applied once the thread
 	 * is back in a fair class (L2), so its stat need not be read.
 	 */
-	r = procfs_read_status(pfd, tid, hard, NULL);
+	r = procfs_read_status(p, pfd, tid, hard, NULL);
 	if (r < 0)
 		goto err;
-	r = aff_read_soft_mode(pfd, tid, mode, req);
+	r = aff_read_soft_mode(p, pfd, tid, mode, req);
 	if (r < 0)
 		goto err;
 	return AFF_WRITTEN;
@@ -113,10 +114,10 @@ err:
 	return aff_classify(r);
 }
 
-enum aff_result aff_write_soft(int pfd, int tid, const struct cpureq *req,
-			       int *ret_err)
+enum aff_result aff_write_soft(struct fd_plug *p, int pfd, int tid,
+			       const struct cpureq *req, int *ret_err)
 {
-	return write_req(pfd, tid, req, ret_err);
+	return write_req(p, pfd, tid, req, ret_err);
 }
 
 static bool req_is(const struct cpureq *req, const struct cpuset *target)
@@ -169,7 +170,7 @@ enum aff_proc_action aff_decide_process(bool adopt, const struct cpureq *cur,
 }
 
 /* Read, decide (restore or apply with claim), write what was decided. */
-static enum aff_result aff_thread(int pfd, int tid,
+static enum aff_result aff_thread(struct fd_plug *p, int pfd, int tid,
 				  const struct cpuset *target, bool restore,
 				  enum aff_claim claim, enum aff_mode mode,
 				  int *ret_err)
@@ -185,7 +186,7 @@ static enum aff_result aff_thread(int pfd, int tid,
 		 * A missing file stays an error whatever the mode: there is
 		 * nothing of ours to take back.
 		 */
-		int r = aff_read_soft(pfd, tid, &req);
+		int r = aff_read_soft(p, pfd, tid, &req);
 
 		if (r < 0) {
 			*ret_err = r;
@@ -193,7 +194,7 @@ static enum aff_result aff_thread(int pfd, int tid,
 		}
 		res = aff_decide_restore(&req, target);
 	} else {
-		res = read_masks(pfd, tid, mode, &hard, &req, ret_err);
+		res = read_masks(p, pfd, tid, mode, &hard, &req, ret_err);
 		if (res != AFF_WRITTEN)
 			return res;
 		res = aff_decide(&hard, &req, target, claim);
@@ -201,30 +202,31 @@ static enum aff_result aff_thread(int pfd, int tid,
 	}
 	if (res != AFF_WRITTEN || aff_mode_dry(mode))
 		return res;
-	return write_req(pfd, tid, &want, ret_err);
+	return write_req(p, pfd, tid, &want, ret_err);
 }
 
-enum aff_result aff_apply_thread(int pfd, int tid, const struct cpuset *target,
+enum aff_result aff_apply_thread(struct fd_plug *p, int pfd, int tid,
+				 const struct cpuset *target,
 				 enum aff_claim claim, enum aff_mode mode,
 				 int *ret_err)
 {
-	return aff_thread(pfd, tid, target, false, claim, mode, ret_err);
+	return aff_thread(p, pfd, tid, target, false, claim, mode, ret_err);
 }
 
-enum aff_result aff_restore_thread(int pfd, int tid,
+enum aff_result aff_restore_thread(struct fd_plug *p, int pfd, int tid,
 				   const struct cpuset *target,
 				   enum aff_mode mode, int *ret_err)
 {
-	return aff_thread(pfd, tid, target, true, AFF_OURS, mode, ret_err);
+	return aff_thread(p, pfd, tid, target, true, AFF_OURS, mode, ret_err);
 }
 
 /* /proc/PID/soft_affinity_ratio: "\n", "none\n" or "5:4\n". */
-int aff_read_ratio(int pfd, struct ratio_req *ret)
+int aff_read_ratio(struct fd_plug *p, int pfd, struct ratio_req *ret)
 {
 	char buf[64];
 	ssize_t n;
 
-	n = read_record_at(pfd, "soft_affinity_ratio", buf, sizeof(buf));
+	n = read_record_plug(p, pfd, "soft_affinity_ratio", buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	return ratio_req_parse(buf, ret) < 0 ? -EBADMSG : 0;
@@ -249,7 +251,8 @@ enum aff_result aff_decide_ratio(const struct ratio_req *cur,
 	return AFF_WRITTEN;
 }
 
-enum aff_result aff_apply_ratio(int pfd, const struct ratio_req *known,
+enum aff_result aff_apply_ratio(struct fd_plug *p, int pfd,
+				const struct ratio_req *known,
 				const struct ratio *ours,
 				const struct ratio *want, bool dry_run,
 				int *ret_err)
@@ -264,7 +267,7 @@ enum aff_result aff_apply_ratio(int pfd, const struct ratio_req *known,
 	if (known) {
 		cur = *known;
 	} else {
-		r = aff_read_ratio(pfd, &cur);
+		r = aff_read_ratio(p, pfd, &cur);
 		if (r < 0) {
 			*ret_err = r;
 			return aff_classify(r);
@@ -276,7 +279,7 @@ enum aff_result aff_apply_ratio(int pfd, const struct ratio_req *known,
 	if (want)
 		req = (struct ratio_req){REQ_SET, *want};
 	n = ratio_req_line(&req, buf, sizeof(buf));
-	r = kfile_write(pfd, "soft_affinity_ratio", buf, n);
+	r = kfile_write(p, pfd, "soft_affinity_ratio", buf, n);
 	*ret_err = r;
 	return r < 0 ? aff_classify(r) : AFF_WRITTEN;
 }

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "cpuset.h"
 #include "pref.h"
+#include "util.h"
 
 /* What happened to one thread; the caller decides what to log. */
 enum aff_result {
@@ -31,13 +32,17 @@ enum aff_result aff_classify(int err);
 /*
  * Read the thread's own request, task/TID/soft_affinity_list, under a
  * process directory fd (procfs_open_pid()); tid 0: the process's,
- * soft_affinity_list.  0 or -errno.
+ * soft_affinity_list.  0 or -errno.  Here and below, the fds of the
+ * files read and written go to plug p (util.h; NULL: closed at once).
  */
-int aff_read_soft(int pfd, int tid, struct cpureq *ret);
+int aff_read_soft(struct fd_plug *p, int pfd, int tid, struct cpureq *ret);
+/* Write req there (tid 0: the process level), as it reads back. */
+enum aff_result aff_write_soft(struct fd_plug *p, int pfd, int tid,
+			       const struct cpureq *req, int *ret_err);
 
 /*
  * How the writes go about a thread, passed down from whoever owns the
- * mode (the manager): it is a property of one run, not of the library.
+ * mode (the manager): a property of one run, not a state of this file.
  */
 enum aff_mode {
 	AFF_MODE_WRITE,	  /* read, decide, write */
@@ -56,11 +61,8 @@ static inline bool aff_mode_dry(enum aff_mode mode)
 }
 
 /* aff_read_soft, a missing file read as mode says. */
-int aff_read_soft_mode(int pfd, int tid, enum aff_mode mode,
-		       struct cpureq *ret);
-/* Write req there (tid 0: the process level), as it reads back. */
-enum aff_result aff_write_soft(int pfd, int tid, const struct cpureq *req,
-			       int *ret_err);
+int aff_read_soft_mode(struct fd_plug *p, int pfd, int tid,
+		       enum aff_mode mode, struct cpureq *ret);
 
 /*
  * How much of a thread's own request softaffd may overwrite.  softaffd
@@ -119,10 +121,11 @@ enum aff_proc_action aff_decide_process(bool adopt, const struct cpureq *cur,
  * Writes that change nothing are skipped.  *ret_err gets the -errno
  * behind a failure.
  */
-enum aff_result aff_apply_thread(int pfd, int tid, const struct cpuset *target,
+enum aff_result aff_apply_thread(struct fd_plug *p, int pfd, int tid,
+				 const struct cpuset *target,
 				 enum aff_claim claim, enum aff_mode mode,
 				 int *ret_err);
-enum aff_result aff_restore_thread(int pfd, int tid,
+enum aff_result aff_restore_thread(struct fd_plug *p, int pfd, int tid,
 				   const struct cpuset *target,
 				   enum aff_mode mode, int *ret_err);
 
@@ -130,7 +133,7 @@ enum aff_result aff_restore_thread(int pfd, int tid,
  * The process's own ratio request, /proc/PID/soft_affinity_ratio: an
  * empty line (inherit), "none" or "A:P".  0 or -errno (-EBADMSG).
  */
-int aff_read_ratio(int pfd, struct ratio_req *ret);
+int aff_read_ratio(struct fd_plug *p, int pfd, struct ratio_req *ret);
 /*
  * Pure: what to do with a process whose ratio request is cur when we
  * want want (NULL: restore) and last set ours ({0, 0}: never).  A
@@ -145,7 +148,8 @@ enum aff_result aff_decide_ratio(const struct ratio_req *cur,
  * (write "inherit" if it is still ours).  known: its request, known
  * without reading the file (NULL: read it).  *ret_err as above.
  */
-enum aff_result aff_apply_ratio(int pfd, const struct ratio_req *known,
+enum aff_result aff_apply_ratio(struct fd_plug *p, int pfd,
+				const struct ratio_req *known,
 				const struct ratio *ours,
 				const struct ratio *want, bool dry_run,
 				int *ret_err);

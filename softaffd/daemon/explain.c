@@ -62,7 +62,7 @@ static void print_cgroup(FILE *out, const char *sys, const char *cg)
 	struct cpureq eff;
 	struct pref_req q;
 
-	if (cgpref_read(sys, cg, &q) < 0) {
+	if (cgpref_read(NULL, sys, cg, &q) < 0) {
 		fprintf(out,
 			"its cgroup %s has no cpuset.cpus.preferred (no "
 			"cpuset controller there)\n",
@@ -203,7 +203,7 @@ int explain_pid(const struct config *c, const struct roots *roots, int pid,
 	bool ctr;
 
 	pfd = procfs_open_pid(roots->proc, pid);
-	if (pfd < 0 || procfs_read_stat(pfd, 0, &st) < 0) {
+	if (pfd < 0 || procfs_read_stat(NULL, pfd, 0, &st) < 0) {
 		fprintf(stderr, "softaffd: cannot read process %d: %s\n", pid,
 			strerror(pfd < 0 ? -pfd : ESRCH));
 		if (pfd >= 0)
@@ -213,11 +213,11 @@ int explain_pid(const struct config *c, const struct roots *roots, int pid,
 	a.comm = st.comm;
 	if (procfs_read_exe(pfd, exe, sizeof(exe)) == 0)
 		a.exe = exe;
-	if (procfs_read_cmdline(pfd, cmdline, sizeof(cmdline)) == 0)
+	if (procfs_read_cmdline(NULL, pfd, cmdline, sizeof(cmdline)) == 0)
 		a.cmdline = cmdline;
-	if (procfs_read_cgroup(pfd, cgroup, sizeof(cgroup)) == 0)
+	if (procfs_read_cgroup(NULL, pfd, cgroup, sizeof(cgroup)) == 0)
 		a.cgroup = cgroup;
-	if (procfs_read_status(pfd, 0, NULL, &a.uid) == 0)
+	if (procfs_read_status(NULL, pfd, 0, NULL, &a.uid) == 0)
 		a.has_uid = true;
 	if (!a.cgroup || rules_unit_of(a.cgroup, unit, sizeof(unit)) < 0)
 		snprintf(unit, sizeof(unit), "(none)");

@@ -73,7 +73,8 @@ void mgr_apply_ratio(struct mgr *m, struct managed *e,
 		return;
 	if (!want && !e->ratio_ours.allowed)
 		return;
-	res = aff_apply_ratio(p.pfd, ratio_known(p.snap, &e->ratio_ours, want),
+	res = aff_apply_ratio(p.plug, p.pfd,
+			      ratio_known(p.snap, &e->ratio_ours, want),
 			      &e->ratio_ours, want, m->dry_run, &err);
 	/* Written (or tried): what the status said of it is past. */
 	if (s && res != AFF_UNCHANGED && res != AFF_FOREIGN)
@@ -163,7 +164,7 @@ static bool apply_process(struct mgr *m, struct managed *e,
 
 	if (e->flags & M_PROC_HAND)
 		return true;
-	r = aff_read_soft_mode(p.pfd, 0, m->aff_mode, &cur);
+	r = aff_read_soft_mode(p.plug, p.pfd, 0, m->aff_mode, &cur);
 	if (r < 0)
 		return mgr_note_result(m, e, t, 0, aff_classify(r), r);
 	if (adopt) {
@@ -181,7 +182,7 @@ static bool apply_process(struct mgr *m, struct managed *e,
 		return mgr_note_result(m, e, t, 0, AFF_UNCHANGED, 0);
 	case AFF_PROC_RETARGET:
 		res = m->dry_run ? AFF_WRITTEN
-				 : aff_write_soft(p.pfd, 0, &want, &err);
+				 : aff_write_soft(p.plug, p.pfd, 0, &want, &err);
 		if (res == AFF_WRITTEN && !m->dry_run)
 			e->proc_ours = *target;
 		return mgr_note_result(m, e, t, 0, res, err);
@@ -190,7 +191,7 @@ static bool apply_process(struct mgr *m, struct managed *e,
 		e->flags |= M_PROC_HAND;
 		mgr_hand_note(m, e, was);
 		e->flags &= ~(unsigned int)M_HAND_LOGGED;
-		mgr_log_hand(m, e, t, p.pfd, 0);
+		mgr_log_hand(m, e, t, p, 0);
 		return true;
 	case AFF_PROC_EMPTY:
 		return mgr_note_result(m, e, t, 0, AFF_EMPTY, 0);
@@ -204,7 +205,7 @@ static bool apply_process(struct mgr *m, struct managed *e,
 		orig = cur;
 		res = AFF_WRITTEN;
 		if (!m->dry_run)
-			res = aff_write_soft(p.pfd, 0, &want, &err);
+			res = aff_write_soft(p.plug, p.pfd, 0, &want, &err);
 		break;
 	}
 	if (!m->dry_run && (res == AFF_WRITTEN || res == AFF_UNCHANGED)) {
@@ -267,7 +268,8 @@ void mgr_apply_proc(struct mgr *m, struct managed *e,
 }
 
 /* threads = "all": give the process level back what it had before us. */
-static void restore_process(struct mgr *m, struct managed *e, int pfd)
+static void restore_process(struct mgr *m, struct managed *e,
+			    struct mgr_proc p)
 {
 	const struct cpuset *target = &e->proc_ours;
 	struct cpureq cur;
@@ -277,7 +279,7 @@ static void restore_process(struct mgr *m, struct managed *e, int pfd)
 
 	if (!(e->flags & M_PROC_OURS) || (e->flags & M_PROC_HAND))
 		return;
-	if (aff_read_soft(pfd, 0, &cur) < 0)
+	if (aff_read_soft(p.plug, p.pfd, 0, &cur) < 0)
 		return;
 	if (!(cur.state == REQ_SET && cpuset_equal(&cur.cpus, target))) {
 		m->cnt.foreign++;
@@ -287,7 +289,7 @@ static void restore_process(struct mgr *m, struct managed *e, int pfd)
 		return;
 	}
 	res = m->dry_run ? AFF_WRITTEN
-			 : aff_write_soft(pfd, 0, &e->proc_orig, &err);
+			 : aff_write_soft(p.plug, p.pfd, 0, &e->proc_orig, &err);
 	if (res != AFF_WRITTEN)
 		return;
 	if (!m->dry_run)
@@ -325,7 +327,7 @@ struct twalk *mgr_restore_proc(struct mgr *m, struct managed *e,
 	if (e->flags & (M_IGNORED | M_CGROUP))
 		return NULL;
 	mgr_walk_free(e);
-	restore_process(m, e, p.pfd);
+	restore_process(m, e, p);
 	if (t->r->threads == THREADS_MAIN)
 		rest = mgr_restore_threads(m, e, t, p, cap);
 	mgr_apply_ratio(m, e, t, p, NULL);
@@ -375,7 +377,7 @@ bool mgr_reset_more(struct mgr *m, struct other *o, unsigned int cap)
 	pfd = procfs_open_pid_at(m->proc_fd, m->roots.proc, o->node.pid);
 	if (pfd < 0)
 		goto out;
-	if (procfs_read_stat(pfd, 0, &st) == 0 && o->starttime &&
+	if (procfs_read_stat(NULL, pfd, 0, &st) == 0 && o->starttime &&
 	    st.starttime == o->starttime)
 		done = mgr_reset_walk(m, o->node.pid, mgr_proc_fd(pfd),
 				      &m->cfg->rules[o->inherit - 1].cpus,
@@ -404,17 +406,19 @@ void mgr_restore_inherited(struct mgr *m, struct other *o)
 	pfd = procfs_open_pid_at(m->proc_fd, m->roots.proc, o->node.pid);
 	if (pfd < 0)
 		return;
-	if (procfs_read_stat(pfd, 0, &st) < 0 || st.starttime != o->starttime)
+	if (procfs_read_stat(NULL, pfd, 0, &st) < 0 ||
+	    st.starttime != o->starttime)
 		goto out;
 	/* threads = "all": the process level, which fork copies. */
 	if (m->cfg->rules[o->inherit - 1].threads == THREADS_ALL) {
 		struct cpureq cur;
 		int err;
 
-		if (aff_read_soft(pfd, 0, &cur) == 0 && cur.state == REQ_SET &&
-		    cpuset_equal(&cur.cpus, target) &&
+		if (aff_read_soft(NULL, pfd, 0, &cur) == 0 &&
+		    cur.state == REQ_SET && cpuset_equal(&cur.cpus, target) &&
 		    (m->dry_run ||
-		     aff_write_soft(pfd, 0, &(struct cpureq){.state = REQ_INHERIT},
+		     aff_write_soft(NULL, pfd, 0,
+				    &(struct cpureq){.state = REQ_INHERIT},
 				    &err) == AFF_WRITTEN))
 			m->cnt.restored++;
 	}

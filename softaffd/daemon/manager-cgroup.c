@@ -210,21 +210,21 @@ void mgr_cg_forget(struct mgr *m, size_t k)
  * mask does nothing.  If the mask is refused, the ratio goes back to
  * what it was, so a failed apply changes nothing.  0 or -errno.
  */
-static int cg_write(struct mgr *m, const char *path, const struct pref_req *cur,
-		    const struct pref_req *want)
+static int cg_write(struct mgr *m, struct fd_plug *plug, const char *path,
+		    const struct pref_req *cur, const struct pref_req *want)
 {
 	const char *sys = m->roots.sys;
 	bool ratio_changed = !ratio_req_equal(&cur->ratio, &want->ratio);
 	int r = 0;
 
 	if (ratio_changed)
-		r = cgpref_write_ratio(sys, path, &want->ratio);
+		r = cgpref_write_ratio(plug, sys, path, &want->ratio);
 	if (r < 0)
 		return r;
 	if (!cpureq_equal(&cur->cpus, &want->cpus))
-		r = cgpref_write_mask(sys, path, &want->cpus);
+		r = cgpref_write_mask(plug, sys, path, &want->cpus);
 	if (r < 0 && ratio_changed)
-		cgpref_write_ratio(sys, path, &cur->ratio);
+		cgpref_write_ratio(plug, sys, path, &cur->ratio);
 	return r;
 }
 
@@ -233,7 +233,7 @@ static int cg_write(struct mgr *m, const char *path, const struct pref_req *cur,
  * cpuset.cpus.preferred (then the caller falls back to the threads).
  */
 int mgr_cg_apply(struct mgr *m, const struct mgr_target *t,
-		 const char *path)
+		 const char *path, struct fd_plug *plug)
 {
 	const struct rule *ru = t->r;
 	struct cg_entry *c = cg_find(m, path);
@@ -257,7 +257,7 @@ int mgr_cg_apply(struct mgr *m, const struct mgr_target *t,
 	}
 	r = cgstat_id(m->roots.sys, path, &id);
 	if (r == 0)
-		r = cgpref_read(m->roots.sys, path, &cur);
+		r = cgpref_read(plug, m->roots.sys, path, &cur);
 	if (r < 0)
 		return r;
 	if (!c) {
@@ -285,7 +285,7 @@ int mgr_cg_apply(struct mgr *m, const struct mgr_target *t,
 			 ru->name);
 		goto done;
 	}
-	r = cg_write(m, path, &cur, &want);
+	r = cg_write(m, plug, path, &cur, &want);
 	if (r < 0)
 		return r;
 	m->cnt.cg_written++;
@@ -308,18 +308,17 @@ void mgr_cg_restore(struct mgr *m, struct cg_entry *c)
 
 	if (!c->written || c->foreign || m->dry_run ||
 	    cg_in_container(m, c->path) ||
-	    cgpref_read(m->roots.sys, c->path, &cur) < 0 ||
+	    cgpref_read(NULL, m->roots.sys, c->path, &cur) < 0 ||
 	    !pref_req_equal(&cur, &c->ours))
 		return;
-	if (cg_write(m, c->path, &cur, &c->orig) == 0) {
+	if (cg_write(m, NULL, c->path, &cur, &c->orig) == 0) {
 		m->cnt.restored++;
 		log_debug("cgroup %s: preference restored", c->path);
 	}
 }
 
 /* Act on the cgroup of s for its cgroup-mode rule; false: do threads. */
-bool mgr_cg_eval(struct mgr *m, const struct snap *s,
-		 const struct mgr_target *t)
+bool mgr_cg_eval(struct mgr *m, struct snap *s, const struct mgr_target *t)
 {
 	struct mgr_rule *mr = t->mr;
 	char path[sizeof(s->cgroup)] = "?";
@@ -329,7 +328,7 @@ bool mgr_cg_eval(struct mgr *m, const struct snap *s,
 		return false;
 	r = rules_cgroup_target(t->r, s->a.cgroup, path, sizeof(path));
 	if (r == 0)
-		r = mgr_cg_apply(m, t, path);
+		r = mgr_cg_apply(m, t, path, &s->plug);
 	if (r == 0)
 		return true;
 	if (!mr->cg_fallback_logged)

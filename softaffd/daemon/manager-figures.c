@@ -116,7 +116,7 @@ static unsigned int sample_proc(struct mgr *m, struct managed *e, int pfd,
 			if (exact && v->outside_ns >= old->v.outside_ns)
 				d.outside_ns += out < ran ? out : ran;
 			else if (!exact && ran &&
-				 procfs_read_stat(pfd, tid, &st) == 0 &&
+				 procfs_read_stat(NULL, pfd, tid, &st) == 0 &&
 				 st.processor >= 0 && st.processor < CPUSET_MAX &&
 				 !cpuset_test(pref, (unsigned int)st.processor))
 				d.outside_ns += ran;

@@ -245,8 +245,8 @@ enum snap_ratio {
 
 /*
  * The process being evaluated: what was read of it, through one fd.
- * While pfd is open, the fds of the reads and writes meanwhile are
- * left to plug and closed with it (util.h).
+ * While pfd is open, the reads and writes handed plug (mgr_proc_snap)
+ * leave their fds to it, closed with pfd (util.h).
  */
 struct snap {
 	int pid, pfd;
@@ -271,21 +271,23 @@ struct snap {
  * snapshot that this evaluation read through it (NULL: none, as for a
  * restore or a queued ratio; what the write needs it reads).  Passed
  * down explicitly: the writes never look a snapshot up, and change it
- * only through procsnap.c.
+ * only through procsnap.c.  plug: where the fds of the files read and
+ * written go, the snapshot's while it is open (NULL: closed at once).
  */
 struct mgr_proc {
 	int pfd;
 	struct snap *snap;
+	struct fd_plug *plug;
 };
 
 static inline struct mgr_proc mgr_proc_snap(struct snap *s)
 {
-	return (struct mgr_proc){s->pfd, s};
+	return (struct mgr_proc){s->pfd, s, &s->plug};
 }
 
 static inline struct mgr_proc mgr_proc_fd(int pfd)
 {
-	return (struct mgr_proc){pfd, NULL};
+	return (struct mgr_proc){pfd, NULL, NULL};
 }
 
 /* The digest of what a snapshot's evaluation read. */
@@ -451,7 +453,7 @@ bool mgr_note_result(struct mgr *m, struct managed *e,
 		     int err);
 /* e's request at tid (0: the process level) is someone else's: say so. */
 void mgr_log_hand(struct mgr *m, struct managed *e,
-		  const struct mgr_target *t, int pfd, int tid);
+		  const struct mgr_target *t, struct mgr_proc p, int tid);
 
 /* manager-apply.c */
 /*
@@ -520,11 +522,14 @@ void mgr_reset_threads(struct mgr *m, int pid, struct mgr_proc p,
 		       const struct cpuset *target);
 
 /* manager-cgroup.c */
-/* Act on the cgroup of s for its cgroup-mode rule; false: do threads. */
-bool mgr_cg_eval(struct mgr *m, const struct snap *s,
-		 const struct mgr_target *t);
+/*
+ * Act on the cgroup of s, open, for its cgroup-mode rule; false: do
+ * threads.  The files go to the snapshot's plug.
+ */
+bool mgr_cg_eval(struct mgr *m, struct snap *s, const struct mgr_target *t);
+/* The same for the cgroup at path; their fds to plug (NULL: closed). */
 int mgr_cg_apply(struct mgr *m, const struct mgr_target *t,
-		 const char *path);
+		 const char *path, struct fd_plug *plug);
 void mgr_cg_restore(struct mgr *m, struct cg_entry *c);
 /* Free c: its trigger out of the poll set (unwatch hook), then closed. */
 void mgr_cg_entry_free(struct mgr *m, struct cg_entry *c);

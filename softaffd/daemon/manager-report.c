@@ -97,7 +97,7 @@ bool mgr_note_result(struct mgr *m, struct managed *e,
 }
 
 void mgr_log_hand(struct mgr *m, struct managed *e,
-		  const struct mgr_target *t, int pfd, int tid)
+		  const struct mgr_target *t, struct mgr_proc p, int tid)
 {
 	const struct rule *rule = t->r;
 	char comm[128], cpus[CPUSET_LIST_BUFSZ], now[CPUSET_LIST_BUFSZ];
@@ -106,7 +106,7 @@ void mgr_log_hand(struct mgr *m, struct managed *e,
 					    : mgr_target_prio(t);
 
 	m->cnt.hand++;
-	if (aff_read_soft(pfd, tid, &soft) < 0 ||
+	if (aff_read_soft(p.plug, p.pfd, tid, &soft) < 0 ||
 	    cpureq_format(&soft, true, now, sizeof(now)) < 0)
 		snprintf(now, sizeof(now), "?");
 	cpuset_format_list(&t->r->cpus, cpus, sizeof(cpus));

@@ -316,7 +316,7 @@ int mgr_open_same(struct mgr *m, struct managed *e)
 	struct pstat st;
 	int pfd = procfs_open_pid_at(m->proc_fd, m->roots.proc, e->node.pid);
 
-	if (pfd >= 0 && procfs_read_stat(pfd, 0, &st) == 0 &&
+	if (pfd >= 0 && procfs_read_stat(NULL, pfd, 0, &st) == 0 &&
 	    mgr_same_process(m, e, &st))
 		return pfd;
 	if (pfd >= 0)

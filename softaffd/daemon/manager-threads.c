@@ -36,8 +36,8 @@ static bool apply_one(struct mgr *m, struct managed *e,
 						      : AFF_NEW;
 	bool was = managed_hand(e);
 
-	res = aff_apply_thread(p.pfd, tid, &t->r->cpus, claim, m->aff_mode,
-			       &err);
+	res = aff_apply_thread(p.plug, p.pfd, tid, &t->r->cpus, claim,
+			       m->aff_mode, &err);
 	procsnap_wrote_thread(p.snap);
 	if (res == AFF_WRITTEN || res == AFF_UNCHANGED)
 		owned_remember(&e->own, tid, false);
@@ -45,7 +45,7 @@ static bool apply_one(struct mgr *m, struct managed *e,
 		owned_remember(&e->own, tid, true);
 	mgr_hand_note(m, e, was);
 	if (res == AFF_FOREIGN) {
-		mgr_log_hand(m, e, t, p.pfd, tid);
+		mgr_log_hand(m, e, t, p, tid);
 		return true;
 	}
 	return mgr_note_result(m, e, t, tid, res, err);
@@ -57,7 +57,8 @@ bool mgr_reset_thread(struct mgr *m, int pid, struct mgr_proc p, int tid,
 	enum aff_result res;
 	int err;
 
-	res = aff_restore_thread(p.pfd, tid, target, m->aff_mode, &err);
+	res = aff_restore_thread(p.plug, p.pfd, tid, target, m->aff_mode,
+				 &err);
 	procsnap_wrote_thread(p.snap);
 	if (res == AFF_WRITTEN) {
 		m->cnt.restored++;
@@ -133,7 +134,7 @@ static bool check_thread(struct mgr *m, struct managed *e,
 	if (tid == e->node.pid && s && s->leader_inherits)
 		return true;
 	/* Without the feature (a dry run): it reads as inheriting, below. */
-	r = aff_read_soft_mode(p.pfd, tid, m->aff_mode, &req);
+	r = aff_read_soft_mode(p.plug, p.pfd, tid, m->aff_mode, &req);
 	if (r < 0) {
 		if (aff_classify(r) == AFF_GONE)
 			m->cnt.gone++;
@@ -149,7 +150,8 @@ static bool check_thread(struct mgr *m, struct managed *e,
 		int err = 0;
 		enum aff_result res =
 			m->dry_run ? AFF_WRITTEN
-				   : aff_write_soft(p.pfd, tid, &inherit, &err);
+				   : aff_write_soft(p.plug, p.pfd, tid, &inherit,
+						  &err);
 
 		procsnap_wrote_thread(p.snap);
 		if (res == AFF_WRITTEN) {
@@ -168,7 +170,7 @@ static bool check_thread(struct mgr *m, struct managed *e,
 	was = managed_hand(e);
 	owned_remember(&e->own, tid, true);
 	mgr_hand_note(m, e, was);
-	mgr_log_hand(m, e, t, p.pfd, tid);
+	mgr_log_hand(m, e, t, p, tid);
 	return true;
 }
 

@@ -145,7 +145,7 @@ unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,
 	t.mr->ratio = ratio;
 	for (size_t k = 0; k < m->ncgs; k++)
 		if (m->cgs[k].rule == rule)
-			mgr_cg_apply(m, &t, m->cgs[k].path);
+			mgr_cg_apply(m, &t, m->cgs[k].path, NULL);
 	pidtable_for_each (&m->procs, n, next) {
 		struct managed *e = as_managed(n);
 

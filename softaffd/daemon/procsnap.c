@@ -17,7 +17,7 @@ void mgr_snap_close(struct snap *s)
 {
 	if (s->pfd < 0)
 		return;
-	fd_close_later(s->pfd);
+	fd_close_later(&s->plug, s->pfd);
 	s->pfd = -1;
 	fd_unplug(&s->plug);
 }
@@ -38,7 +38,7 @@ int mgr_snap_open(struct mgr *m, int pid)
 	 * cgroupfs files (a cgroup rule's): their errors are write(2)'s.
 	 */
 	fd_plug(&s->plug, true);
-	r = procfs_read_stat(s->pfd, 0, &s->st);
+	r = procfs_read_stat(&s->plug, s->pfd, 0, &s->st);
 	if (r < 0) {
 		mgr_snap_close(s);
 		return r;
@@ -93,9 +93,9 @@ int mgr_read_pstatus(struct snap *s, int pfd, struct pstatus *ret)
 	int r;
 
 	if (!s || pfd < 0 || pfd != s->pfd)
-		return procfs_read_pstatus(pfd, ret);
+		return procfs_read_pstatus(NULL, pfd, ret);
 	if (!s->have_status) {
-		r = procfs_read_pstatus(pfd, &s->status);
+		r = procfs_read_pstatus(&s->plug, pfd, &s->status);
 		if (r < 0)
 			return r;
 		s->have_status = true;
@@ -125,13 +125,13 @@ void mgr_snap_load(struct mgr *m, unsigned int need)
 			a->exe = s->exe;
 		break;
 	case NEED_CMDLINE:
-		if (procfs_read_cmdline(s->pfd, s->cmdline,
+		if (procfs_read_cmdline(&s->plug, s->pfd, s->cmdline,
 					sizeof(s->cmdline)) == 0)
 			a->cmdline = s->cmdline;
 		break;
 	case NEED_CGROUP:
-		if (procfs_read_cgroup(s->pfd, s->cgroup, sizeof(s->cgroup)) ==
-		    0)
+		if (procfs_read_cgroup(&s->plug, s->pfd, s->cgroup,
+				       sizeof(s->cgroup)) == 0)
 			a->cgroup = s->cgroup;
 		break;
 	case NEED_UID:
@@ -180,7 +180,7 @@ int mgr_read_digest(int procfd, int pid, unsigned int read,
 
 	if (read & NEED_CMDLINE) {
 		snprintf(path, sizeof(path), "%d/cmdline", pid);
-		r = procfs_read_cmdline_at(procfd, path, scratch->cmdline,
+		r = procfs_read_cmdline_at(NULL, procfd, path, scratch->cmdline,
 					   sizeof(scratch->cmdline));
 		if (r < 0)
 			return r;
@@ -188,7 +188,7 @@ int mgr_read_digest(int procfd, int pid, unsigned int read,
 	}
 	if (read & NEED_CGROUP) {
 		snprintf(path, sizeof(path), "%d/cgroup", pid);
-		r = procfs_read_cgroup_at(procfd, path, scratch->cgroup,
+		r = procfs_read_cgroup_at(NULL, procfd, path, scratch->cgroup,
 					  sizeof(scratch->cgroup));
 		if (r < 0)
 			return r;

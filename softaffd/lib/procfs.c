@@ -241,13 +241,13 @@ static void task_path(char *path, size_t size, int tid, const char *file)
 		snprintf(path, size, "%s", file);
 }
 
-int procfs_read_stat(int pfd, int tid, struct pstat *ret)
+int procfs_read_stat(struct fd_plug *p, int pfd, int tid, struct pstat *ret)
 {
 	char path[64], buf[1024];
 	ssize_t n;
 
 	task_path(path, sizeof(path), tid, "stat");
-	n = read_record_at(pfd, path, buf, sizeof(buf));
+	n = read_record_plug(p, pfd, path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	/* An empty read means the task is already a zombie being reaped. */
@@ -259,14 +259,14 @@ int procfs_read_stat(int pfd, int tid, struct pstat *ret)
 /* Big enough for a long Groups: line before Cpus_allowed_list. */
 #define STATUS_BUFSZ 16384
 
-int procfs_read_status(int pfd, int tid, struct cpuset *ret_hard,
-		       uid_t *ret_uid)
+int procfs_read_status(struct fd_plug *p, int pfd, int tid,
+		       struct cpuset *ret_hard, uid_t *ret_uid)
 {
 	char path[64], buf[STATUS_BUFSZ];
 	ssize_t n;
 
 	task_path(path, sizeof(path), tid, "status");
-	n = read_record_at(pfd, path, buf, sizeof(buf));
+	n = read_record_plug(p, pfd, path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	if (n == 0)
@@ -394,12 +394,12 @@ int procfs_parse_pstatus(const char *buf, struct pstatus *ret)
 	return 0;
 }
 
-int procfs_read_pstatus(int pfd, struct pstatus *ret)
+int procfs_read_pstatus(struct fd_plug *p, int pfd, struct pstatus *ret)
 {
 	char buf[STATUS_BUFSZ];
 	ssize_t n;
 
-	n = read_record_at(pfd, "status", buf, sizeof(buf));
+	n = read_record_plug(p, pfd, "status", buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	if (n == 0)
@@ -422,14 +422,15 @@ int procfs_read_exe(int pfd, char *ret, size_t size)
 	return 0;
 }
 
-int procfs_read_cmdline(int pfd, char *ret, size_t size)
+int procfs_read_cmdline(struct fd_plug *p, int pfd, char *ret, size_t size)
 {
-	return procfs_read_cmdline_at(pfd, "cmdline", ret, size);
+	return procfs_read_cmdline_at(p, pfd, "cmdline", ret, size);
 }
 
-int procfs_read_cmdline_at(int dfd, const char *path, char *ret, size_t size)
+int procfs_read_cmdline_at(struct fd_plug *p, int dfd, const char *path,
+			   char *ret, size_t size)
 {
-	ssize_t n = read_record_at(dfd, path, ret, size);
+	ssize_t n = read_record_plug(p, dfd, path, ret, size);
 
 	if (n < 0)
 		return (int)n;
@@ -437,17 +438,18 @@ int procfs_read_cmdline_at(int dfd, const char *path, char *ret, size_t size)
 	return 0;
 }
 
-int procfs_read_cgroup(int pfd, char *ret, size_t size)
+int procfs_read_cgroup(struct fd_plug *p, int pfd, char *ret, size_t size)
 {
-	return procfs_read_cgroup_at(pfd, "cgroup", ret, size);
+	return procfs_read_cgroup_at(p, pfd, "cgroup", ret, size);
 }
 
-int procfs_read_cgroup_at(int dfd, const char *path, char *ret, size_t size)
+int procfs_read_cgroup_at(struct fd_plug *p, int dfd, const char *path,
+			  char *ret, size_t size)
 {
 	char buf[4096];
 	ssize_t n;
 
-	n = read_record_at(dfd, path, buf, sizeof(buf));
+	n = read_record_plug(p, dfd, path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	return procfs_parse_cgroup(buf, ret, size);

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "cpuset.h"
+#include "util.h"
 
 /* Parsed /proc/PID/stat (or task/TID/stat). */
 struct pstat {
@@ -44,13 +45,14 @@ void procfs_flatten_cmdline(char *buf, size_t len);
  * while that fd is open, a reused pid cannot redirect them to another
  * process (the kernel answers ENOENT/ESRCH once the process is gone).
  * tid 0 means the process itself.  They return -errno and do not log.
+ * The fds of their files go to plug p (util.h; NULL: closed at once).
  */
 int procfs_open_pid(const char *proc, int pid);
 /* The same through procfd, proc opened (O_PATH will do); -1: by path. */
 int procfs_open_pid_at(int procfd, const char *proc, int pid);
-int procfs_read_stat(int pfd, int tid, struct pstat *ret);
-int procfs_read_status(int pfd, int tid, struct cpuset *ret_hard,
-		       uid_t *ret_uid);
+int procfs_read_stat(struct fd_plug *p, int pfd, int tid, struct pstat *ret);
+int procfs_read_status(struct fd_plug *p, int pfd, int tid,
+		       struct cpuset *ret_hard, uid_t *ret_uid);
 
 /*
  * The level of a thread's soft affinity that applies, as status names
@@ -81,13 +83,15 @@ struct pstatus {
 
 /* Pure: 0 or -EINVAL (no Cpus_allowed_list or Uid line). */
 int procfs_parse_pstatus(const char *buf, struct pstatus *ret);
-int procfs_read_pstatus(int pfd, struct pstatus *ret);
+int procfs_read_pstatus(struct fd_plug *p, int pfd, struct pstatus *ret);
 int procfs_read_exe(int pfd, char *ret, size_t size);
-int procfs_read_cmdline(int pfd, char *ret, size_t size);
-int procfs_read_cgroup(int pfd, char *ret, size_t size);
+int procfs_read_cmdline(struct fd_plug *p, int pfd, char *ret, size_t size);
+int procfs_read_cgroup(struct fd_plug *p, int pfd, char *ret, size_t size);
 /* The same two at a path relative to dfd ("PID/cmdline" from <proc>). */
-int procfs_read_cmdline_at(int dfd, const char *path, char *ret, size_t size);
-int procfs_read_cgroup_at(int dfd, const char *path, char *ret, size_t size);
+int procfs_read_cmdline_at(struct fd_plug *p, int dfd, const char *path,
+			   char *ret, size_t size);
+int procfs_read_cgroup_at(struct fd_plug *p, int dfd, const char *path,
+			  char *ret, size_t size);
 /* The tids under task/ into *buf (grown as needed).  Count or -errno. */
 int procfs_read_tids(int pfd, int **buf, size_t *cap);
 

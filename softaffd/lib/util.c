@@ -33,9 +33,6 @@ ssize_t read_file(const char *path, char *buf, size_t size)
 	return read_file_at(AT_FDCWD, path, buf, size);
 }
 
-/* The plug in place, if any (the daemon has one thread). */
-static struct fd_plug *fd_plugged;
-
 /* Close fds[0..n), sorted, a run of consecutive numbers a call. */
 static void close_sorted(const int *fds, unsigned int n)
 {
@@ -70,21 +67,15 @@ void fd_plug(struct fd_plug *p, bool writes)
 {
 	p->n = 0;
 	p->writes = writes;
-	if (!fd_plugged)
-		fd_plugged = p;
 }
 
 void fd_unplug(struct fd_plug *p)
 {
 	plug_flush(p);
-	if (fd_plugged == p)
-		fd_plugged = NULL;
 }
 
-void fd_close_later(int fd)
+void fd_close_later(struct fd_plug *p, int fd)
 {
-	struct fd_plug *p = fd_plugged;
-
 	if (fd < 0)
 		return;
 	if (!p) {
@@ -97,8 +88,8 @@ void fd_close_later(int fd)
 }
 
 /* record: the file is one record (read_record_at()). */
-static ssize_t read_file_flags(int dfd, const char *path, int flags,
-			       bool record, char *buf, size_t size)
+static ssize_t read_file_flags(struct fd_plug *p, int dfd, const char *path,
+			       int flags, bool record, char *buf, size_t size)
 {
 	size_t off = 0;
 	int fd;
@@ -128,25 +119,38 @@ static ssize_t read_file_flags(int dfd, const char *path, int flags,
 		if (record && (size_t)n < want)
 			break;
 	}
-	fd_close_later(fd);
+	fd_close_later(p, fd);
 	buf[off] = '\0';
 	return (ssize_t)off;
 }
 
 ssize_t read_file_at(int dfd, const char *path, char *buf, size_t size)
 {
-	return read_file_flags(dfd, path, 0, false, buf, size);
+	return read_file_flags(NULL, dfd, path, 0, false, buf, size);
 }
 
 ssize_t read_record_at(int dfd, const char *path, char *buf, size_t size)
 {
-	return read_file_flags(dfd, path, 0, true, buf, size);
+	return read_file_flags(NULL, dfd, path, 0, true, buf, size);
+}
+
+ssize_t read_file_plug(struct fd_plug *p, int dfd, const char *path,
+		       char *buf, size_t size)
+{
+	return read_file_flags(p, dfd, path, 0, false, buf, size);
+}
+
+ssize_t read_record_plug(struct fd_plug *p, int dfd, const char *path,
+			 char *buf, size_t size)
+{
+	return read_file_flags(p, dfd, path, 0, true, buf, size);
 }
 
 ssize_t read_file_nofollow_at(int dfd, const char *name, char *buf,
 			      size_t size)
 {
-	return read_file_flags(dfd, name, O_NOFOLLOW, false, buf, size);
+	return read_file_flags(NULL, dfd, name, O_NOFOLLOW, false, buf,
+			       size);
 }
 
 int write_file(const char *path, const char *data, size_t len)
@@ -154,8 +158,8 @@ int write_file(const char *path, const char *data, size_t len)
 	return write_file_at(AT_FDCWD, path, data, len);
 }
 
-static int write_file_flags(int dfd, const char *path, int flags,
-			    const char *data, size_t len)
+static int write_file_flags(struct fd_plug *p, int dfd, const char *path,
+			    int flags, const char *data, size_t len)
 {
 	ssize_t n;
 	int fd, r = 0;
@@ -172,8 +176,8 @@ static int write_file_flags(int dfd, const char *path, int flags,
 		r = -errno;
 	else if ((size_t)n != len)
 		r = -EIO;
-	if (fd_plugged && fd_plugged->writes) {
-		fd_close_later(fd);
+	if (p && p->writes) {
+		fd_close_later(p, fd);
 		return r;
 	}
 	if (close(fd) < 0 && !r && errno != EINTR)
@@ -183,10 +187,16 @@ static int write_file_flags(int dfd, const char *path, int flags,
 
 int write_file_at(int dfd, const char *path, const char *data, size_t len)
 {
-	return write_file_flags(dfd, path, 0, data, len);
+	return write_file_flags(NULL, dfd, path, 0, data, len);
 }
 
-kfile_write_fn kfile_write = write_file_at;
+int write_file_plug(struct fd_plug *p, int dfd, const char *path,
+		    const char *data, size_t len)
+{
+	return write_file_flags(p, dfd, path, 0, data, len);
+}
+
+kfile_write_fn kfile_write = write_file_plug;
 
 int write_file_nofollow_at(int dfd, const char *name, const char *data,
 			   size_t len)
@@ -195,7 +205,8 @@ int write_file_nofollow_at(int dfd, const char *name, const char *data,
 	 * O_NONBLOCK: opening a FIFO planted there fails (ENXIO) instead
 	 * of waiting for a reader; regular and kernfs files ignore it.
 	 */
-	return write_file_flags(dfd, name, O_NOFOLLOW | O_NONBLOCK, data, len);
+	return write_file_flags(NULL, dfd, name, O_NOFOLLOW | O_NONBLOCK, data,
+				len);
 }
 
 int open_dir_beneath(int dfd, const char *path)

@@ -43,45 +43,55 @@ ssize_t read_file_at(int dfd, const char *path, char *buf, size_t size);
  * many records (/proc/schedstat), whose reads stop at a page.
  */
 ssize_t read_record_at(int dfd, const char *path, char *buf, size_t size);
-/*
- * The one place that writes a kernel preference file: a process's or
- * thread's soft_affinity{_list,_ratio} (path relative to its directory
- * fd) or a cgroup's cpuset.cpus.preferred{,.ratio} (dfd AT_FDCWD).  The
- * tests' seam: they replace it to simulate EPERM/EINVAL/ESRCH on plain
- * fixture files.  write_file_at() unless replaced; 0 or -errno.
- */
-typedef int (*kfile_write_fn)(int dfd, const char *path, const char *data,
-			      size_t len);
-extern kfile_write_fn kfile_write;
 
 /*
  * Closes put off, as the block layer plugs I/O: a read of a /proc file
  * is an open, a read and a close, and on a host where a system call
- * costs a microsecond the close is a third of it.  While a plug is in
- * place, the readers above leave the fds they are done with to it, and
- * fd_unplug() closes them all, a close_range(2) per run of consecutive
- * numbers (fds are handed out lowest first, so mostly one).  Nothing
- * depends on when a read-only fd is closed.  A write's fd is left to
- * it only if the plug says writes: close(2) may report a write's error
- * on some file systems, not on procfs or cgroupfs, whose writes fail
- * in write(2) or not at all.  One plug at a time: while one is in
- * place, another does not take over.  When FD_PLUG_MAX are waiting
- * they are closed there and then.
+ * costs a microsecond the close is a third of it.  A reader or writer
+ * handed a plug leaves the fd it is done with to it, and fd_unplug()
+ * closes them all, a close_range(2) per run of consecutive numbers (fds
+ * are handed out lowest first, so mostly one).  Nothing depends on when
+ * a read-only fd is closed.  A write's fd is left to it only if the
+ * plug says writes: close(2) may report a write's error on some file
+ * systems, not on procfs or cgroupfs, whose writes fail in write(2) or
+ * not at all.  The plug is always an argument (NULL: close at once),
+ * never a state of the library, so a call site shows whether its fds
+ * wait.  When FD_PLUG_MAX are waiting they are closed there and then.
  */
 #define FD_PLUG_MAX 32
 struct fd_plug {
 	int fds[FD_PLUG_MAX];
 	unsigned int n;
-	bool writes; /* the writers' below too */
+	bool writes; /* writers leave theirs too */
 };
 void fd_plug(struct fd_plug *p, bool writes);
 void fd_unplug(struct fd_plug *p);
-/* Close fd when the plug in place is taken away (now if none). */
-void fd_close_later(int fd);
+/* Close fd when plug p goes (now if p is NULL). */
+void fd_close_later(struct fd_plug *p, int fd);
+/* read_file_at, read_record_at, the fd left to plug p (NULL: closed). */
+ssize_t read_file_plug(struct fd_plug *p, int dfd, const char *path,
+		       char *buf, size_t size);
+ssize_t read_record_plug(struct fd_plug *p, int dfd, const char *path,
+			 char *buf, size_t size);
+
+/*
+ * The one place that writes a kernel preference file: a process's or
+ * thread's soft_affinity{_list,_ratio} (path relative to its directory
+ * fd) or a cgroup's cpuset.cpus.preferred{,.ratio} (dfd AT_FDCWD), its
+ * fd left to plug p if p takes writes.  The tests' seam: they replace
+ * it to simulate EPERM/EINVAL/ESRCH on plain fixture files.
+ * write_file_plug() unless replaced; 0 or -errno.
+ */
+typedef int (*kfile_write_fn)(struct fd_plug *p, int dfd, const char *path,
+			      const char *data, size_t len);
+extern kfile_write_fn kfile_write;
 
 /* Write data with a single write(2), as procfs expects.  0 or -errno. */
 int write_file(const char *path, const char *data, size_t len);
 int write_file_at(int dfd, const char *path, const char *data, size_t len);
+/* The same, its fd left to plug p if p takes writes (p may be NULL). */
+int write_file_plug(struct fd_plug *p, int dfd, const char *path,
+		    const char *data, size_t len);
 /*
  * The same for a file name in directory dfd that must not be a symlink
  * (O_NOFOLLOW, -ELOOP): for a program that may write only inside one

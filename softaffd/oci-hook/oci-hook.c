@@ -234,7 +234,7 @@ static int find_cgroup(struct hook *h, int pid)
 	if (pfd < 0)
 		return say(EX_FAIL, "container %s: init process %d: %s/%d: %s",
 			   h->id, pid, h->roots.proc, pid, strerror(-pfd));
-	r = procfs_read_cgroup(pfd, h->cg, sizeof(h->cg));
+	r = procfs_read_cgroup(NULL, pfd, h->cg, sizeof(h->cg));
 	close(pfd);
 	if (r == -EINVAL)
 		return say(EX_FAIL,

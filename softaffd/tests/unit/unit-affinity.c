@@ -16,7 +16,7 @@ static enum aff_result apply_t(int pid, int tid, const struct cpuset *target,
 		*err = pfd;
 		return aff_classify(pfd);
 	}
-	r = aff_apply_thread(pfd, tid, target, claim,
+	r = aff_apply_thread(NULL, pfd, tid, target, claim,
 			     dry_run ? AFF_MODE_DRY_RUN : AFF_MODE_WRITE, err);
 	close(pfd);
 	return r;
@@ -32,7 +32,7 @@ static enum aff_result restore_t(int pid, int tid, const struct cpuset *target,
 		*err = pfd;
 		return aff_classify(pfd);
 	}
-	r = aff_restore_thread(pfd, tid, target,
+	r = aff_restore_thread(NULL, pfd, tid, target,
 			       dry_run ? AFF_MODE_DRY_RUN : AFF_MODE_WRITE, err);
 	close(pfd);
 	return r;
@@ -133,7 +133,7 @@ void test_affinity(void)
 		put(path, "f\n");
 		CHECK(aff_probe(proc) == 0);
 	}
-	kfile_write = write_file_at;
+	kfile_write = write_file_plug;
 }
 
 void test_aff_decide(void)
@@ -457,10 +457,10 @@ void test_aff_mode(void)
 	{
 		int pfd = procfs_open_pid(proc, 100);
 
-		CHECK(aff_apply_thread(pfd, 100, &target, AFF_ADOPT,
+		CHECK(aff_apply_thread(NULL, pfd, 100, &target, AFF_ADOPT,
 				       AFF_MODE_DRY_RUN_NO_KERNEL,
 				       &err) == AFF_WRITTEN);
-		CHECK(aff_apply_thread(pfd, 100, &target, AFF_ADOPT,
+		CHECK(aff_apply_thread(NULL, pfd, 100, &target, AFF_ADOPT,
 				       AFF_MODE_DRY_RUN, &err) == AFF_GONE);
 		close(pfd);
 	}

@@ -191,12 +191,19 @@ int fake_err;	/* next writes fail with this */
 int fake_writes; /* attempted writes */
 const char *fake_fail_on; /* writes to paths with this fail EINVAL */
 
-static int fake_write(int dfd, const char *path, const char *data, size_t len)
+/* The plug of the last write, and the fds waiting on it then. */
+struct fd_plug *fake_plug;
+unsigned int fake_plug_waiting;
+
+static int fake_write(struct fd_plug *p, int dfd, const char *path,
+		      const char *data, size_t len)
 {
 	FILE *f;
 	int fd;
 
 	fake_writes++;
+	fake_plug = p;
+	fake_plug_waiting = p ? p->n : 0;
 	if (fake_err)
 		return fake_err;
 	if (fake_fail_on && strstr(path, fake_fail_on))
@@ -354,7 +361,7 @@ void mgr_teardown(struct config *c1, struct config *c2)
 	mgr = NULL;
 	config_free(c1);
 	config_free(c2);
-	kfile_write = write_file_at;
+	kfile_write = write_file_plug;
 }
 
 /* The status text of the manager's state, as the daemon formats it. */

@@ -12,7 +12,8 @@ static char wlog[1 << 16];
 static size_t wlen;
 static kfile_write_fn wnext;
 
-static int rec_write(int dfd, const char *path, const char *data, size_t len)
+static int rec_write(struct fd_plug *p, int dfd, const char *path,
+		     const char *data, size_t len)
 {
 	char fdp[64], dir[PATH_MAX];
 	ssize_t n;
@@ -24,7 +25,7 @@ static int rec_write(int dfd, const char *path, const char *data, size_t len)
 				 "%s/%s %.*s", dir, path, (int)len, data);
 	if (wlen >= sizeof(wlog))
 		wlen = sizeof(wlog) - 1;
-	return wnext(dfd, path, data, len);
+	return wnext(p, dfd, path, data, len);
 }
 
 static void wlog_start(void)

@@ -76,6 +76,9 @@ const char *psoft_of(int pid);
 void set_psoft(int pid, const char *req);
 extern int fake_err;
 extern int fake_writes;
+/* The plug the last write through the seam was handed; its fds then. */
+extern struct fd_plug *fake_plug;
+extern unsigned int fake_plug_waiting;
 extern const char *fake_fail_on;
 void fake_fixture(void);
 extern struct topology topo;
