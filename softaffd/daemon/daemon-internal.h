@@ -134,6 +134,15 @@ void softness_apply_config(struct daemon *d);
 bool softness_wants_delays(const struct daemon *d);
 /* The sample timer: gather, let the control laws decide, apply. */
 void softness_sample(struct daemon *d);
+/*
+ * Rule r's CPUs at home and outside into in, how busy each were (in
+ * CPUs) and the spare capacity outside, over the CPUs its tasks may be
+ * placed on (mgr_rule_allowed, L5; unknown: every CPU).  Only CPUs of
+ * nodes that have CPUs are in topo->all: a memory-only (CXL) node adds
+ * neither capacity nor an average.
+ */
+void softness_room(const struct daemon *d, unsigned int r,
+		   struct rulectl_sample *in);
 /* Turn kernel.sched_schedstats on for adaptive rules if we may; put it back. */
 void softness_schedstats_on(struct daemon *d);
 void softness_schedstats_restore(struct daemon *d);

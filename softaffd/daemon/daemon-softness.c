@@ -54,14 +54,8 @@ void softness_apply_config(struct daemon *d)
 		sysctl_set(&d->ratio, ctl_ratio(&d->ctl), "adaptive start");
 }
 
-/*
- * The CPUs rule r may use outside its preferred ones and its preferred
- * ones, how busy each were (in CPUs), and the spare capacity outside.
- * Only CPUs of nodes that have CPUs are in topo->all: a memory-only
- * (CXL) node adds neither capacity nor an average.
- */
-static void outside_load(const struct daemon *d, unsigned int r,
-			 struct rulectl_sample *in)
+void softness_room(const struct daemon *d, unsigned int r,
+		   struct rulectl_sample *in)
 {
 	const struct rulectl_cpus cpus = {
 		.all = &d->topo->all,
@@ -70,13 +64,11 @@ static void outside_load(const struct daemon *d, unsigned int r,
 		.valid = &d->sampler.valid,
 		.wait_valid = &d->sampler.wait_valid,
 	};
-	/*
-	 * Every CPU outside counts, not only those the rule's tasks had in
-	 * their hard masks when they were adopted (L5): that mask goes
-	 * stale, and 71-softaffd-softness's pinned hogs showed the control
-	 * law then never softening.  Left for the next round of #38.
-	 */
-	rulectl_room(&cpus, &d->cfg->rules[r].cpus, NULL, in);
+	struct cpuset allowed;
+
+	rulectl_room(&cpus, &d->cfg->rules[r].cpus,
+		     mgr_rule_allowed(d->mgr, r, &allowed) ? &allowed : NULL,
+		     in);
 }
 
 /*
@@ -171,7 +163,7 @@ static void rule_step(struct daemon *d, unsigned int r,
 	if (!rs->sampled_now)
 		return;
 	in = rule_sample(f);
-	outside_load(d, r, &in);
+	softness_room(d, r, &in);
 	a = rulectl_step(&d->rctl, &rs->ctl, &in, rs->why, sizeof(rs->why));
 	/* Only on figures that cover every cgroup of the rule. */
 	rs->asleep = f->valid && mgr_rule_triggers_armed(d->mgr, r) &&
@@ -230,7 +222,7 @@ static void rules_step(struct daemon *d, uint64_t now)
 	free(out);
 }
 
-/* Only adaptive rules judge by the CPUs' run queues (outside_load). */
+/* Only adaptive rules judge by the CPUs' run queues (softness_room). */
 bool softness_wants_delays(const struct daemon *d)
 {
 	for (unsigned int r = 0; r < d->cfg->nrules; r++)

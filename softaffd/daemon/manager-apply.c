@@ -226,7 +226,6 @@ void mgr_apply_proc(struct mgr *m, struct managed *e,
 	/* Adopted again (exec, SIGUSR1): its process level was ours. */
 	bool retake = !(e->flags & M_ADOPTED) && (e->flags & M_PROC_OURS);
 	unsigned int nthreads = 0;
-	struct pstatus ps;
 
 	if (e->flags & (M_IGNORED | M_CGROUP))
 		return;
@@ -238,13 +237,6 @@ void mgr_apply_proc(struct mgr *m, struct managed *e,
 	if (walk == WALK_NONE && !e->walk)
 		return;
 	if (walk == WALK_ALL && (!e->walk || !e->walk->all)) {
-		/*
-		 * Adopted: where its tasks may run counts for its rule's
-		 * room outside (read once, the snapshot's status).
-		 */
-		if (!(e->flags & M_ADOPTED) &&
-		    mgr_read_pstatus(p.snap, p.pfd, &ps) == 0)
-			cpuset_or(&t->mr->allowed, &t->mr->allowed, &ps.hard);
 		/* A walk starts: the process level and the ratio first. */
 		if (all && !apply_process(m, e, t, p, &nthreads)) {
 			mgr_walk_free(e);

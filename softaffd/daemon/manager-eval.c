@@ -310,6 +310,8 @@ void mgr_eval(struct mgr *m, unsigned int why, unsigned int inherit,
 	snprintf(e->comm, sizeof(e->comm), "%s", s->st.comm);
 	e->attrs = mgr_snap_digest(s);
 	t = mgr_target(m, (unsigned int)rule);
+	/* Its cgroup, read for the container check: its rule's room (L5). */
+	mgr_room_note(&t.mr->room, s->a.cgroup);
 	if (mgr_cg_eval(m, s, &t))
 		e->flags |= M_CGROUP;
 	else

@@ -143,6 +143,26 @@ static inline bool managed_hand(const struct managed *e)
  * a rule keeps its ratio, plan and sampling; its count, logs and
  * warnings start over.
  */
+/*
+ * The cgroups a rule's processes were in when evaluated, whose
+ * cpuset.cpus.effective is where its tasks may go (L5, manager-room.c).
+ * A path longer than MGR_ROOM_PATH, or more than MGR_ROOM_CGROUPS of
+ * them, makes it unknown (every CPU counts, as before L5) until a
+ * reload starts the rule over: a rule of processes in many cgroups,
+ * user sessions say, is not what AllowedCPUs= confines.
+ */
+#define MGR_ROOM_CGROUPS 16
+#define MGR_ROOM_PATH 256
+struct mgr_room {
+	struct {
+		char path[MGR_ROOM_PATH];
+		/* 1 + the length of the level whose file was read; 0: none */
+		unsigned int cut;
+	} cg[MGR_ROOM_CGROUPS];
+	unsigned int n;
+	bool unknown;
+};
+
 struct mgr_rule {
 	struct ratio ratio; /* in force now */
 	/*
@@ -165,8 +185,7 @@ struct mgr_rule {
 	uint64_t walked_ms;	  /* when, 0: never */
 	uint64_t sampled_ms;	  /* its last sample, 0: never (a baseline) */
 	int sample_cursor;	  /* the first pid of its next thread sample */
-	/* Its processes' hard masks as adopted, together (L5); empty: none. */
-	struct cpuset allowed;
+	struct mgr_room room; /* where its tasks may go (L5) */
 	/* Not kept over a reload: */
 	unsigned int nprocs; /* managed processes */
 	bool einval_warned;
@@ -520,6 +539,12 @@ bool mgr_reset_thread(struct mgr *m, int pid, struct mgr_proc p, int tid,
 /* The same for every thread of pid (a child that kept its parent's). */
 void mgr_reset_threads(struct mgr *m, int pid, struct mgr_proc p,
 		       const struct cpuset *target);
+
+/* manager-room.c */
+/* Cgroup cg (as /proc/PID/cgroup names it) holds a process of room's. */
+void mgr_room_note(struct mgr_room *room, const char *cg);
+/* Every cgroup of from into to (a reload's processes moving rules). */
+void mgr_room_merge(struct mgr_room *to, const struct mgr_room *from);
 
 /* manager-cgroup.c */
 /*

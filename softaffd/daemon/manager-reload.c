@@ -36,6 +36,8 @@ struct reload {
 	const struct config *old_cfg, *cfg;
 	struct mgr_rule *old_rules, *rules;
 	int *map; /* old rule -> the same rule in cfg, or -1 (config_rule_map) */
+	/* [old * new rules]: old's room went into new's (move()) */
+	unsigned char *roomed;
 	unsigned int kept, written, restored, gone;
 };
 
@@ -80,9 +82,22 @@ static struct mgr_target new_target(const struct reload *rl, unsigned int rule)
 				   &rl->rules[rule]};
 }
 
-/* e (old index) goes under rule nr of the new configuration. */
+/*
+ * e (old index) goes under rule nr of the new configuration, and the
+ * cgroups of its old rule's processes into nr's room, once per pair of
+ * rules (a superset: the side of more room, as before L5).
+ */
 static void move(struct reload *rl, struct managed *e, unsigned int nr)
 {
+	unsigned char *done = rl->roomed ? &rl->roomed[e->rule *
+							rl->cfg->nrules + nr]
+					 : NULL;
+
+	if (done && !*done) {
+		mgr_room_merge(&rl->rules[nr].room,
+			       &rl->old_rules[e->rule].room);
+		*done = 1;
+	}
 	rl->old_rules[e->rule].nprocs--;
 	e->rule = nr;
 	rl->rules[nr].nprocs++;
@@ -345,6 +360,8 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 		old_rule[k] = m->cgs[k].rule;
 		m->cgs[k].rule = CG_UNCLAIMED;
 	}
+	/* Without it, a changed rule's room is unknown until evaluations. */
+	rl.roomed = calloc((size_t)m->cfg->nrules * cfg->nrules + 1, 1);
 	/* m stays on the old side but for the moments it writes. */
 	pidtable_for_each (&m->procs, n, next) {
 		reload_proc(m, &rl, as_managed(n));
@@ -355,6 +372,7 @@ int mgr_reload(struct mgr *m, const struct config *cfg)
 	free(old_rule);
 	reload_dirty(m, &rl);
 	reload_others(m, &rl);
+	free(rl.roomed);
 	free(rl.map);
 	free(m->rules);
 	m->cfg = cfg;

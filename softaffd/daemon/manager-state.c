@@ -225,13 +225,6 @@ bool mgr_rule_cg_mode(const struct mgr *m, unsigned int r)
 	return m->rules[r].cg_mode;
 }
 
-bool mgr_rule_allowed(const struct mgr *m, unsigned int r,
-		      struct cpuset *ret)
-{
-	*ret = m->rules[r].allowed;
-	return !cpuset_empty(ret);
-}
-
 bool mgr_rule_ratio_applies(const struct mgr *m, unsigned int r)
 {
 	return m->rules[r].cg_mode || m->have_proc_ratio;

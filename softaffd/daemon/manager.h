@@ -242,11 +242,13 @@ bool mgr_rule_cg_mode(const struct mgr *m, unsigned int r);
 unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,
 				struct ratio ratio);
 /*
- * The CPUs rule r's processes may run on, as their hard masks said when
- * they were adopted (all of them together).  False: none known yet.
+ * The CPUs rule r's tasks may be placed on (L5): the union of the
+ * cpuset.cpus.effective of its processes' cgroups (AllowedCPUs=, a
+ * container's cpuset), read now.  Not their own sched_setaffinity
+ * masks (manager-room.c says why).  False: not known (no process
+ * evaluated yet, too many cgroups, no cpuset controller): every CPU.
  */
-bool mgr_rule_allowed(const struct mgr *m, unsigned int r,
-		      struct cpuset *ret);
+bool mgr_rule_allowed(struct mgr *m, unsigned int r, struct cpuset *ret);
 /*
  * Does a ratio set for rule r take effect: its cgroups', or on a kernel
  * with <proc>/PID/soft_affinity_ratio its processes'?  (L8)

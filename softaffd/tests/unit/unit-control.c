@@ -502,9 +502,10 @@ void test_rulectl(void)
 }
 
 /*
- * L5: the room of a rule counts only the CPUs its tasks may run on (their
- * hard masks, which AllowedCPUs= narrows): a rule confined to node 0 has
- * no room on an idle node 1, so it does not soften towards it.
+ * L5: the room of a rule counts only the CPUs its tasks may be placed on
+ * (its cgroups' cpuset.cpus.effective, which AllowedCPUs= narrows): a
+ * rule confined to node 0 has no room on an idle node 1, so it does not
+ * soften towards it.
  */
 void test_rulectl_room(void)
 {

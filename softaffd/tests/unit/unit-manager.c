@@ -362,13 +362,6 @@ void test_manager_fork_booked(void)
 	c = mgr_setup_app(700, 70);
 	if (!c)
 		return;
-	/* L5: where the rule's processes may run, from their hard masks. */
-	{
-		struct cpuset allowed;
-
-		CHECK(mgr_rule_allowed(mgr, 0, &allowed) &&
-		      cpuset_count(&allowed) == 4);
-	}
 	/* No /proc/710 at all: a read would have forgotten it. */
 	writes = fake_writes;
 	mgr_on_fork(mgr, 700, 710, 710);

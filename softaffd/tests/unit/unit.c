@@ -110,6 +110,8 @@ int main(void)
 	RUN(test_softness_plan,
 	    "a rule's softness is the daemon's; the manager gets its plan (F3)");
 	RUN(test_rulectl_room, "rule room: only the CPUs its tasks may use (L5)");
+	RUN(test_rule_room,
+	    "rule room: its cgroups' cpuset.cpus.effective, not its tasks' pins (L5)");
 	RUN(test_mgr_sample, "gather: per-thread schedstat deltas per rule");
 	RUN(test_mgr_sample_bounded,
 	    "gather: a bounded sample that rotates, scaled to the rule");

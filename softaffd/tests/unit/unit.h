@@ -153,6 +153,7 @@ void test_write_order(void);
 void test_sysctl(void);
 void test_rulectl(void);
 void test_rulectl_room(void);
+void test_rule_room(void);
 void test_softness_plan(void);
 /* unit-manager-threads.c */
 void test_manager_hand(void);
