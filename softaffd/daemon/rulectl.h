@@ -124,9 +124,9 @@ struct rulectl_cpus {
 };
 /*
  * Pure: the room of rule pref at home and outside into in (its
- * outside_*, home_*, wait_known).  allowed: the CPUs its tasks may run
- * on (their hard masks; AllowedCPUs= shows there), NULL or empty:
- * unknown, every CPU.  A CPU its tasks cannot reach is no room: a rule
+ * outside_*, home_*, wait_known).  allowed: the CPUs its tasks may be
+ * placed on (its cgroups' cpuset.cpus.effective: mgr_rule_allowed),
+ * NULL or empty: unknown, every CPU.  A CPU its tasks cannot reach is no room: a rule
  * confined there would soften towards it and, still waiting, never
  * harden (L5).
  */
