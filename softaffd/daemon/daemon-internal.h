@@ -135,6 +135,12 @@ bool softness_wants_delays(const struct daemon *d);
 /* The sample timer: gather, let the control laws decide, apply. */
 void softness_sample(struct daemon *d);
 /*
+ * The first scan is over: each adaptive rule resumes at the rung of the
+ * ratio most of its processes had (mgr_rule_found, rulectl_resume; L7),
+ * put in force where it was not.
+ */
+void softness_resume(struct daemon *d);
+/*
  * Rule r's CPUs at home and outside into in, how busy each were (in
  * CPUs) and the spare capacity outside, over the CPUs its tasks may be
  * placed on (mgr_rule_allowed, L5; unknown: every CPU).  Only CPUs of

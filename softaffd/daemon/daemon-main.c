@@ -66,6 +66,8 @@ void daemon_block_signals(void)
 static void daemon_ready(struct daemon *d)
 {
 	d->ready = true;
+	if (!d->o->once)
+		softness_resume(d);
 	/* --once leaves the adaptive ratio alone: nobody would adapt it. */
 	if (!d->o->once || d->cfg->mode == RATIO_FIXED)
 		softness_apply_config(d);
@@ -335,6 +337,12 @@ int daemon_start(struct daemon *d, const struct daemon_opts *o,
 		log_err("cannot set up the event loop: %s", strerror(-r));
 		return EXIT_RUNTIME;
 	}
+	/*
+	 * A restart resumes the adaptive rules where they were (L7); --once
+	 * writes the hardest, as it would exit before the rest is written.
+	 */
+	if (!o->once)
+		mgr_resume_start(d->mgr);
 	r = mgr_scan_start(d->mgr, SCAN_FULL);
 	if (r < 0) {
 		log_err("cannot scan %s: %s", o->roots.proc, strerror(-r));

@@ -222,6 +222,33 @@ static void rules_step(struct daemon *d, uint64_t now)
 	free(out);
 }
 
+void softness_resume(struct daemon *d)
+{
+	for (unsigned int r = 0; r < d->cfg->nrules; r++) {
+		struct rule_softness *rs = &d->soft[r];
+		struct ratio_tally found;
+		struct ratio ratio;
+
+		if (!mgr_rule_found(d->mgr, r, &found))
+			continue;
+		rs->ctl = (struct rulectl_state){
+			.rung = rulectl_resume(&d->rctl, &found)};
+		ratio = rulectl_ratio(&d->rctl, &rs->ctl);
+		if (rs->ctl.rung) {
+			log_info("rule '%s': resumes at softness %u:%u, the "
+				 "ratio most of its processes had",
+				 d->cfg->rules[r].name, ratio.allowed,
+				 ratio.preferred);
+			snprintf(rs->why, sizeof(rs->why),
+				 "resumed: the ratio its processes had");
+		}
+		mgr_set_rule_ratio(d->mgr, r, ratio);
+		mgr_rule_plan(d->mgr, r,
+			      rulectl_plan(&d->cfg->rules[r], &rs->ctl,
+					   rs->asleep));
+	}
+}
+
 /* Only adaptive rules judge by the CPUs' run queues (softness_room). */
 bool softness_wants_delays(const struct daemon *d)
 {

@@ -48,6 +48,25 @@ static const struct ratio_req *ratio_known(const struct snap *s,
  * The rule's ratio as the process's own soft_affinity_ratio: one write
  * for all its threads, later ones included.  want NULL: restore.
  */
+/*
+ * A starting daemon's rule (L7): the ratio the process has of its own
+ * counts for the rung its rule resumes at, read only if the status of
+ * this evaluation did not tell it.
+ */
+static void resume_note(struct mgr_rule *mr, struct mgr_proc p)
+{
+	const struct snap *s = p.snap;
+	struct ratio_req cur;
+
+	if (s && s->ratio_hint == SNAP_RATIO_KNOWN)
+		cur = s->ratio;
+	else if ((s && s->ratio_hint == SNAP_RATIO_UNSET) ||
+		 aff_read_ratio(p.plug, p.pfd, &cur) < 0)
+		return;
+	if (cur.state == REQ_SET)
+		ratio_tally_add(&mr->found, cur.value);
+}
+
 void mgr_apply_ratio(struct mgr *m, struct managed *e,
 		     const struct mgr_target *t, struct mgr_proc p,
 		     const struct ratio *want)
@@ -71,6 +90,10 @@ void mgr_apply_ratio(struct mgr *m, struct managed *e,
 	}
 	if (e->flags & (M_RATIO_FOREIGN | M_IGNORED))
 		return;
+	if (want && t->mr->resuming) {
+		resume_note(t->mr, p);
+		return;
+	}
 	if (!want && !e->ratio_ours.allowed)
 		return;
 	res = aff_apply_ratio(p.plug, p.pfd,

@@ -242,7 +242,7 @@ int mgr_cg_apply(struct mgr *m, const struct mgr_target *t,
 		.cpus = {REQ_SET, ru->cpus},
 		.ratio = {REQ_SET, *ratio},
 	};
-	char cpus[CPUSET_LIST_BUFSZ];
+	char cpus[CPUSET_LIST_BUFSZ], rtext[RATIO_BUFSZ];
 	uint64_t id;
 	int r;
 
@@ -267,6 +267,12 @@ int mgr_cg_apply(struct mgr *m, const struct mgr_target *t,
 	} else if (c->id != id) {
 		cg_renew(m, c, t, id, &cur);
 	}
+	/* Starting (L7): its ratio counts, and stays until the rung is set. */
+	if (t->mr->resuming) {
+		if (cur.ratio.state == REQ_SET)
+			ratio_tally_add(&t->mr->found, cur.ratio.value);
+		want.ratio = cur.ratio;
+	}
 	if (c->foreign || pref_req_equal(&cur, &want))
 		goto done;
 	if (c->written && !pref_req_equal(&cur, &c->ours)) {
@@ -278,11 +284,11 @@ int mgr_cg_apply(struct mgr *m, const struct mgr_target *t,
 		goto done;
 	}
 	cpuset_format_list(&ru->cpus, cpus, sizeof(cpus));
+	ratio_req_format(&want.ratio, rtext, sizeof(rtext));
 	if (m->dry_run) {
-		log_info("dry-run: would set cgroup %s preferred %s ratio "
-			 "%u:%u (rule '%s')",
-			 path, cpus, ratio->allowed, ratio->preferred,
-			 ru->name);
+		log_info("dry-run: would set cgroup %s preferred %s ratio %s "
+			 "(rule '%s')",
+			 path, cpus, rtext, ru->name);
 		goto done;
 	}
 	r = cg_write(m, plug, path, &cur, &want);
@@ -290,8 +296,8 @@ int mgr_cg_apply(struct mgr *m, const struct mgr_target *t,
 		return r;
 	m->cnt.cg_written++;
 	log_msg(c->written ? LOG_DEBUG : LOG_INFO,
-		"cgroup %s: preferred %s, ratio %u:%u (rule '%s')", path, cpus,
-		ratio->allowed, ratio->preferred, ru->name);
+		"cgroup %s: preferred %s, ratio %s (rule '%s')", path, cpus,
+		rtext, ru->name);
 done:
 	c->rule = t->rule;
 	if (!c->foreign && !m->dry_run) {

@@ -186,6 +186,13 @@ struct mgr_rule {
 	uint64_t sampled_ms;	  /* its last sample, 0: never (a baseline) */
 	int sample_cursor;	  /* the first pid of its next thread sample */
 	struct mgr_room room; /* where its tasks may go (L5) */
+	/*
+	 * A starting daemon's adaptive rule (mgr_resume_start): its
+	 * processes' own ratios are counted, none written, until the
+	 * daemon sets the ratio it resumes at (mgr_set_rule_ratio, L7).
+	 */
+	bool resuming;
+	struct ratio_tally found;
 	/* Not kept over a reload: */
 	unsigned int nprocs; /* managed processes */
 	bool einval_warned;

@@ -143,6 +143,7 @@ unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,
 	unsigned int queued = 0;
 
 	t.mr->ratio = ratio;
+	t.mr->resuming = false; /* what the processes had is past (L7) */
 	for (size_t k = 0; k < m->ncgs; k++)
 		if (m->cgs[k].rule == rule)
 			mgr_cg_apply(m, &t, m->cgs[k].path, NULL);
@@ -178,4 +179,18 @@ int mgr_recheck(struct mgr *m)
 		return 1;
 	r = mgr_scan_start(m, SCAN_FULL);
 	return r < 0 ? r : 0;
+}
+
+void mgr_resume_start(struct mgr *m)
+{
+	for (unsigned int r = 0; r < m->cfg->nrules; r++)
+		if (m->cfg->rules[r].softness.kind == SOFT_ADAPTIVE)
+			m->rules[r].resuming = true;
+}
+
+bool mgr_rule_found(const struct mgr *m, unsigned int r,
+		    struct ratio_tally *ret)
+{
+	*ret = m->rules[r].found;
+	return m->rules[r].resuming;
 }

@@ -242,6 +242,16 @@ bool mgr_rule_cg_mode(const struct mgr *m, unsigned int r);
 unsigned int mgr_set_rule_ratio(struct mgr *m, unsigned int rule,
 				struct ratio ratio);
 /*
+ * A restarted daemon resumes each adaptive rule's softness (L7): called
+ * before the first scan, it has the scan count the ratios the rules'
+ * processes (or cgroups) have of their own and write none, until the
+ * daemon sets each rule's ratio (mgr_set_rule_ratio) from what was
+ * found: mgr_rule_found, false once the rule's ratio was set.
+ */
+void mgr_resume_start(struct mgr *m);
+bool mgr_rule_found(const struct mgr *m, unsigned int r,
+		    struct ratio_tally *ret);
+/*
  * The CPUs rule r's tasks may be placed on (L5): the union of the
  * cpuset.cpus.effective of its processes' cgroups (AllowedCPUs=, a
  * container's cpuset), read now.  Not their own sched_setaffinity

@@ -215,3 +215,32 @@ void rulectl_room(const struct rulectl_cpus *c, const struct cpuset *pref,
 		}
 	}
 }
+
+void ratio_tally_add(struct ratio_tally *t, struct ratio r)
+{
+	for (unsigned int i = 0; i < t->kinds; i++)
+		if (ratio_equal(t->r[i], r)) {
+			t->n[i]++;
+			return;
+		}
+	if (t->kinds < RULECTL_TALLY) {
+		t->r[t->kinds] = r;
+		t->n[t->kinds++] = 1;
+	}
+}
+
+unsigned int rulectl_resume(const struct rulectl_params *p,
+			    const struct ratio_tally *t)
+{
+	unsigned int best = 0, most = 0;
+
+	/* From the hardest: a later rung wins only with more processes. */
+	for (unsigned int rung = 0; rung < p->nrungs; rung++)
+		for (unsigned int i = 0; i < t->kinds; i++)
+			if (ratio_equal(t->r[i], p->ladder[rung]) &&
+			    t->n[i] > most) {
+				most = t->n[i];
+				best = rung;
+			}
+	return best;
+}

@@ -133,4 +133,27 @@ struct rulectl_cpus {
 void rulectl_room(const struct rulectl_cpus *c, const struct cpuset *pref,
 		  const struct cpuset *allowed, struct rulectl_sample *in);
 
+/*
+ * The ratios a rule's processes had of their own when a starting daemon
+ * met them, and how many had each (L7); distinct ratios past
+ * RULECTL_TALLY are not counted.
+ */
+#define RULECTL_TALLY 8
+struct ratio_tally {
+	struct ratio r[RULECTL_TALLY];
+	unsigned int n[RULECTL_TALLY];
+	unsigned int kinds;
+};
+void ratio_tally_add(struct ratio_tally *t, struct ratio r);
+/*
+ * Pure: the rung a restarted daemon resumes a rule at, so that a restart
+ * (a package upgrade) does not harden every adaptive rule: the rung of
+ * the ratio most of its processes had, among those on the ladder (a
+ * tie: the harder); without one, the hardest, as a new rule starts.
+ * A ratio someone else set that happens to be a rung is taken for ours:
+ * the law moves the rule from there within a few samples.
+ */
+unsigned int rulectl_resume(const struct rulectl_params *p,
+			    const struct ratio_tally *t);
+
 #endif

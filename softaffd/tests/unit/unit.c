@@ -112,6 +112,10 @@ int main(void)
 	RUN(test_rulectl_room, "rule room: only the CPUs its tasks may use (L5)");
 	RUN(test_rule_room,
 	    "rule room: its cgroups' cpuset.cpus.effective, not its tasks' pins (L5)");
+	RUN(test_rulectl_resume,
+	    "a restart's rung: the ratio most processes had, on the ladder (L7)");
+	RUN(test_resume_rung,
+	    "a restart resumes adaptive rules where they were, not hardest (L7)");
 	RUN(test_mgr_sample, "gather: per-thread schedstat deltas per rule");
 	RUN(test_mgr_sample_bounded,
 	    "gather: a bounded sample that rotates, scaled to the rule");

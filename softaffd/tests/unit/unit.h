@@ -154,6 +154,8 @@ void test_sysctl(void);
 void test_rulectl(void);
 void test_rulectl_room(void);
 void test_rule_room(void);
+void test_rulectl_resume(void);
+void test_resume_rung(void);
 void test_softness_plan(void);
 /* unit-manager-threads.c */
 void test_manager_hand(void);
