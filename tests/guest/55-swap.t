@@ -64,7 +64,7 @@ trial() {
 	awk '/^SAMPLE/ {
 		for (f = 2; f <= NF; f++) { split($f, kv, "="); v[kv[1]] = kv[2] }
 		home += v["node" v["inst"]]; all += v["ticks"]
-	} END { printf "%.1f", all > 0 ? 100 * home / all : 0 }' "$tmp/sample"
+	} END { printf "%.1f", (all > 0 ? 100 * home / all : 0) }' "$tmp/sample"
 }
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
