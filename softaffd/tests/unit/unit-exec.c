@@ -186,14 +186,6 @@ static void put_status(int pid, const char *mask_src, const char *ratio,
 	put_proc(rel, buf);
 }
 
-static const char *ratio_of(int pid)
-{
-	char rel[64];
-
-	snprintf(rel, sizeof(rel), "/%d/soft_affinity_ratio", pid);
-	return get_at(proc, rel);
-}
-
 /*
  * One exec of pid 900 (comm app, its files as given, leader's own mask
  * lead) under a rule of cpus 0-1 and ratio 20:1.  The files say one

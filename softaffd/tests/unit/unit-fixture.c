@@ -407,6 +407,14 @@ const char *get_at(const char *root, const char *rel)
 	return get(path);
 }
 
+const char *ratio_of(int pid)
+{
+	char rel[64];
+
+	snprintf(rel, sizeof(rel), "/%d/soft_affinity_ratio", pid);
+	return get_at(proc, rel);
+}
+
 bool xattr_ok(const char *dir)
 {
 	int r = lsetxattr(dir, "user.softaffd-unit", "1", 1, 0);

@@ -66,14 +66,6 @@ static void had_ratio(int pid, const char *ratio)
 	put_proc(rel, buf);
 }
 
-static const char *ratio_of(int pid)
-{
-	char rel[64];
-
-	snprintf(rel, sizeof(rel), "/%d/soft_affinity_ratio", pid);
-	return get_at(proc, rel);
-}
-
 /* The daemon's side: its softness state, and the first scan's end. */
 static void resume(struct daemon *d, struct config *c)
 {

@@ -122,6 +122,8 @@ extern const struct config *tsoft_cfg;
 void tsample(uint64_t now, bool exact);
 void put_proc(const char *rel, const char *content);
 const char *get_at(const char *root, const char *rel);
+/* The fake /proc/PID/soft_affinity_ratio of @pid. */
+const char *ratio_of(int pid);
 bool xattr_ok(const char *dir);
 
 /* unit-exec.c */
