@@ -104,7 +104,7 @@ static int parse_node_arg(struct opts *o)
 	struct topology *t;
 	int r, node = -1;
 
-	t = malloc(sizeof(*t));
+	t = calloc(1, sizeof(*t));
 	if (!t) {
 		fprintf(stderr, "softaff: out of memory\n");
 		return EX_FAIL;
@@ -116,12 +116,12 @@ static int parse_node_arg(struct opts *o)
 		snprintf(path, sizeof(path), "%s/devices/system/node",
 			 o->roots.sys);
 		file_error(path, -r, "cannot read the NUMA topology");
-		free(t);
+		topology_free(t);
 		return EX_FAIL;
 	}
 	r = pref_nodes_cpus(t, o->node_arg, &o->cpus.cpus, &node);
 	o->cpus.state = REQ_SET;
-	free(t);
+	topology_free(t);
 	if (r == -ENOENT) {
 		return usage_error("node %d does not exist", node);
 	}

@@ -414,7 +414,7 @@ void daemon_stop(struct daemon *d)
 	sampler_done(&d->sampler);
 	config_free(d->cfg);
 	free(d->node_util);
-	free(d->topo);
+	topology_free(d->topo);
 	d->cfg = NULL;
 	d->node_util = NULL;
 	d->topo = NULL;

@@ -101,7 +101,7 @@ void daemon_reload(struct daemon *d)
 			log_warn("cannot re-read the NUMA topology (%s); using "
 				 "the one read at start",
 				 strerror(r < 0 ? -r : ENOMEM));
-			free(ntopo);
+			topology_free(ntopo);
 			ntopo = NULL;
 		} else {
 			topo = ntopo;
@@ -138,7 +138,7 @@ void daemon_reload(struct daemon *d)
 			   ntopo->nnodes * sizeof(ntopo->node_cpus[0])))
 			log_info("NUMA topology changed: %u nodes",
 				 ntopo->nnodes);
-		free(d->topo);
+		topology_free(d->topo);
 		free(d->node_util);
 		d->topo = ntopo;
 		d->node_util = nutil;
@@ -156,7 +156,7 @@ void daemon_reload(struct daemon *d)
 		 same ? "none changed" : "managed processes matched again",
 		 daemon_recheck(d));
 out:
-	free(ntopo);
+	topology_free(ntopo);
 	free(nutil);
 	daemon_publish(d);
 	/* Before the first scan is over, READY=1 is still to come. */

@@ -273,19 +273,19 @@ int main(int argc, char **argv)
 	if (r < 0) {
 		log_err("cannot read NUMA topology under %s/devices/system: %s",
 			o.d.roots.sys, strerror(-r));
-		free(topo);
+		topology_free(topo);
 		return 1;
 	}
 	if (o.privileges) {
 		r = privileges(o.d.config, topo);
-		free(topo);
+		topology_free(topo);
 		return r;
 	}
 	r = config_load(o.d.config, topo, &cfg, err, sizeof(err));
 	if (r == 0 && o.explain) {
 		r = explain_pid(cfg, &o.d.roots, o.explain, stdout);
 		config_free(cfg);
-		free(topo);
+		topology_free(topo);
 		return r;
 	}
 	if (r < 0 || o.test || o.explain) {
@@ -304,7 +304,7 @@ int main(int argc, char **argv)
 			test_notes(cfg);
 		}
 		config_free(cfg);
-		free(topo);
+		topology_free(topo);
 		return r < 0 ? 1 : 0;
 	}
 

@@ -194,19 +194,19 @@ static int decode(const struct hook *h, const struct oci_state *st,
 	struct topology *t;
 	int r;
 
-	t = malloc(sizeof(*t)); /* ~260 KiB: not for the stack */
+	t = calloc(1, sizeof(*t));
 	if (!t)
 		return say(EX_FAIL, "out of memory");
 	r = topology_load(h->roots.sys, t);
 	if (r < 0) {
-		free(t);
+		topology_free(t);
 		return say(EX_FAIL,
 			   "container %s: %s/devices/system/node: %s (cannot "
 			   "read the NUMA topology)",
 			   h->id, h->roots.sys, strerror(-r));
 	}
 	r = oci_request_decode(st, t, ret, err, sizeof(err));
-	free(t);
+	topology_free(t);
 	return r < 0 ? say(EX_FAIL, "%s", err) : EX_OK;
 }
 

@@ -404,5 +404,6 @@ int main(int argc, char **argv)
 	manager_free();
 	config_free(cfg);
 	sampler_done(&smp);
+	topology_done(&topo);
 	return 0;
 }

@@ -122,12 +122,14 @@ static void test_requests(void)
 
 static void test_nodes(void)
 {
-	struct topology t = {0};
+	struct topology t;
 	struct cpuset s;
 	int node = -1;
 
 	/* Node 0: CPUs 0-1 online; node 2: CPU 2 online, 3 offline. */
-	t.nnodes = 2;
+	CHECK(topology_alloc(&t, 2) == 0);
+	if (!t.nnodes)
+		return;
 	t.ids[0] = 0;
 	t.ids[1] = 2;
 	cpuset_set(&t.node_present[0], 0);
@@ -141,6 +143,7 @@ static void test_nodes(void)
 	CHECK(pref_nodes_cpus(&t, "0-2", &s, &node) == -ENOENT && node == 1);
 	CHECK(pref_nodes_cpus(&t, "", &s, &node) == -EINVAL);
 	CHECK(pref_nodes_cpus(&t, "x", &s, &node) == -EINVAL);
+	topology_done(&t);
 }
 
 static void test_cgroup_dir(void)

@@ -21,7 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!devnull) {
 		devnull = fopen("/dev/null", "w");
-		topo.nnodes = 2;
+		if (topology_alloc(&topo, 2) < 0)
+			abort();
 		topo.ids[0] = 0;
 		topo.ids[1] = 1;
 		cpuset_parse_list("0-1", &topo.node_cpus[0]);

@@ -16,7 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Node 0: CPUs 0-1, node 1: CPUs 2-3 (3 offline), node 4: memory only. */
 static void topo_init(struct topology *t)
 {
-	t->nnodes = 3;
+	if (topology_alloc(t, 3) < 0)
+		abort();
 	t->ids[0] = 0;
 	t->ids[1] = 1;
 	t->ids[2] = 4;

@@ -18,7 +18,8 @@ static struct topology topo;
 
 static void topo_init(void)
 {
-	topo.nnodes = 3;
+	if (topology_alloc(&topo, 3) < 0)
+		abort();
 	for (int i = 0; i < 3; i++)
 		topo.ids[i] = i;
 	cpuset_set(&topo.node_cpus[0], 0);

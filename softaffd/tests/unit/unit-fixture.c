@@ -260,8 +260,9 @@ void put_sys(const char *rel, const char *content)
 
 void two_node_topo(void)
 {
-	memset(&topo, 0, sizeof(topo));
-	topo.nnodes = 2;
+	topology_done(&topo);
+	if (topology_alloc(&topo, 2) < 0)
+		abort();
 	topo.ids[0] = 0;
 	topo.ids[1] = 1;
 	cpuset_parse_list("0-1", &topo.node_cpus[0]);

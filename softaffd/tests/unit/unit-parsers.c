@@ -189,6 +189,7 @@ void test_topology(void)
 	cpuset_parse_list("1-2", &s);
 	topology_nodes_of(&t, &s, &n);
 	CHECK(cpuset_count(&n) == 2);
+	topology_done(&t);
 
 	/*
 	 * Node 1's CPUs offline: cpulist is empty, the cpuN links remain.
@@ -223,12 +224,14 @@ void test_topology(void)
 		CHECK_STR(err, "t.conf:1: empty target: none of CPUs \"4-5\" exists");
 		topo = saved;
 	}
+	topology_done(&t);
 
 	/* No node directory: one node from cpu/online. */
 	fixture_reset();
 	put_sys("/devices/system/cpu/online", "0-5\n");
 	CHECK(topology_load(sys, &t) == 0 && t.nnodes == 1 &&
 	      cpuset_count(&t.node_cpus[0]) == 6);
+	topology_done(&t);
 	fixture_reset();
 	CHECK(topology_load(sys, &t) == -ENOENT);
 }
