@@ -260,7 +260,7 @@ bool softness_wants_delays(const struct daemon *d)
 
 void softness_sample(struct daemon *d)
 {
-	struct cpuset groups[CONFIG_MAX_RULES];
+	struct cpuset *groups;
 	struct ctl_input in;
 	enum ctl_action a;
 	char reason[160];
@@ -282,12 +282,21 @@ void softness_sample(struct daemon *d)
 	if (d->cfg->mode == RATIO_OFF || sysctl_check(&d->ratio) ||
 	    d->cfg->mode != RATIO_ADAPTIVE)
 		return;
+	/*
+	 * A set per rule, 1 KiB each (CPUSET_MAX): on the heap, as many as
+	 * there are rules, not CONFIG_MAX_RULES on the stack.  Without
+	 * memory the ratio holds until the next sample.
+	 */
+	groups = calloc(d->cfg->nrules ? d->cfg->nrules : 1, sizeof(*groups));
+	if (!groups)
+		return;
 	in.node_util = d->node_util;
 	in.nnodes = d->topo->nnodes;
 	in.groups = groups;
-	in.ngroups = mgr_active_groups(d->mgr, groups, CONFIG_MAX_RULES);
+	in.ngroups = mgr_active_groups(d->mgr, groups, d->cfg->nrules);
 	in.now_ms = now_ms();
 	a = ctl_step(&d->ctl_params, &d->ctl, &in, reason, sizeof(reason));
+	free(groups);
 	if (a != CTL_HOLD) {
 		char why[200];
 

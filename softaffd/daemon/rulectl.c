@@ -190,17 +190,19 @@ void rulectl_room(const struct rulectl_cpus *c, const struct cpuset *pref,
 		  const struct cpuset *allowed, struct rulectl_sample *in)
 {
 	bool limited = allowed && !cpuset_empty(allowed);
+	int cpu;
 
 	in->outside_cpus = in->home_cpus = 0;
 	in->outside_busy = in->home_busy = 0;
 	in->outside_spare = 0;
 	/* No /proc/schedstat (CONFIG_SCHEDSTATS off): waiting unknown. */
 	in->wait_known = !cpuset_empty(c->wait_valid);
-	for (unsigned int cpu = 0; cpu < CPUSET_MAX; cpu++) {
+	/* The CPUs with a value, not all CPUSET_MAX ids, which is 8192. */
+	for_each_cpu (cpu, c->valid) {
 		double idle;
 
-		if (!cpuset_test(c->all, cpu) || !cpuset_test(c->valid, cpu) ||
-		    (limited && !cpuset_test(allowed, cpu)))
+		if (!cpuset_test(c->all, (unsigned int)cpu) ||
+		    (limited && !cpuset_test(allowed, (unsigned int)cpu)))
 			continue;
 		if (cpuset_test(pref, cpu)) {
 			in->home_cpus++;

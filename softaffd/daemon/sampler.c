@@ -10,8 +10,8 @@
 /*
  * The "cpuN v0 v1 ..." lines of /proc/stat and /proc/schedstat, both a
  * CPU per line with its counters: calls found(cpu, v, n, arg) for each,
- * with up to 8 values (missing ones 0).  0, or -EINVAL for a malformed
- * cpu line, a negative return of found(), or no cpu line at all.
+ * with up to 8 values (missing ones 0).  0, a negative return of
+ * found(), or -EINVAL for a malformed cpu line or no cpu line at all.
  */
 static int for_each_cpu_line(const char *buf, struct cpuset *present,
 			     int (*found)(unsigned int cpu,
@@ -26,7 +26,7 @@ static int for_each_cpu_line(const char *buf, struct cpuset *present,
 		if (!strncmp(p, "cpu", 3) && p[3] >= '0' && p[3] <= '9') {
 			unsigned long long v[8] = {0}, cpu;
 			char *end;
-			int n;
+			int n, r;
 
 			errno = 0;
 			cpu = strtoull(p + 3, &end, 10);
@@ -41,8 +41,9 @@ static int for_each_cpu_line(const char *buf, struct cpuset *present,
 				v[n] = strtoull(p, &end, 10);
 				p = end;
 			}
-			if (found((unsigned int)cpu, v, n, arg) < 0)
-				return -EINVAL;
+			r = found((unsigned int)cpu, v, n, arg);
+			if (r < 0)
+				return r;
 			cpuset_set(present, (unsigned int)cpu);
 		}
 		p = strchr(p, '\n');
@@ -61,25 +62,65 @@ static int for_each_cpu_line(const char *buf, struct cpuset *present,
  * busy = user + nice + system + irq + softirq + steal; idle and iowait
  * are capacity nobody used.  guest time is already inside user.
  */
+/*
+ * The per-CPU arrays, one block carved in six, copied into a larger one
+ * when a CPU id does not fit: on a machine whose CPU ids are dense, once.
+ */
+int sampler_reserve(struct sampler *s, unsigned int ncpus)
+{
+	size_t per = 2 * sizeof(struct cpu_times) + 2 * sizeof(double) +
+		     2 * sizeof(uint64_t);
+	struct sampler old = *s;
+	char *blk;
+
+	if (ncpus <= s->ncpus)
+		return 0;
+	blk = calloc(ncpus, per);
+	if (!blk)
+		return -ENOMEM;
+	s->prev = (struct cpu_times *)blk;
+	s->now = s->prev + ncpus;
+	s->util = (double *)(s->now + ncpus);
+	s->wait = s->util + ncpus;
+	s->prev_delay = (uint64_t *)(s->wait + ncpus);
+	s->now_delay = s->prev_delay + ncpus;
+	s->ncpus = ncpus;
+	if (!old.ncpus)
+		return 0;
+	memcpy(s->prev, old.prev, old.ncpus * sizeof(*s->prev));
+	memcpy(s->now, old.now, old.ncpus * sizeof(*s->now));
+	memcpy(s->util, old.util, old.ncpus * sizeof(*s->util));
+	memcpy(s->wait, old.wait, old.ncpus * sizeof(*s->wait));
+	memcpy(s->prev_delay, old.prev_delay,
+	       old.ncpus * sizeof(*s->prev_delay));
+	memcpy(s->now_delay, old.now_delay, old.ncpus * sizeof(*s->now_delay));
+	free(old.prev);
+	return 0;
+}
+
+/* Room for cpu: the arrays grow by 64 CPUs, a cpuset word, at a time. */
+static int reserve_cpu(struct sampler *s, unsigned int cpu)
+{
+	return cpu < s->ncpus ? 0 : sampler_reserve(s, (cpu / 64 + 1) * 64);
+}
+
 static int found_times(unsigned int cpu, const unsigned long long *v, int n,
 		       void *arg)
 {
-	struct cpu_times *times = arg;
+	struct sampler *s = arg;
+	struct cpu_times *times;
 
 	/* Kernels since 2.6.11 print at least 8 fields. */
 	if (n < 4)
 		return -EINVAL;
+	if (reserve_cpu(s, cpu) < 0)
+		return -ENOMEM;
+	times = s->now;
 	times[cpu].total = 0;
 	for (int i = 0; i < 8; i++)
 		times[cpu].total += v[i];
 	times[cpu].busy = times[cpu].total - v[3] - v[4];
 	return 0;
-}
-
-int sampler_parse(const char *buf, struct cpu_times *times,
-		  struct cpuset *present)
-{
-	return for_each_cpu_line(buf, present, found_times, times);
 }
 
 int sampler_feed(struct sampler *s, const char *buf)
@@ -88,9 +129,10 @@ int sampler_feed(struct sampler *s, const char *buf)
 	struct cpuset present;
 	int c, r;
 
-	r = sampler_parse(buf, now, &present);
+	r = for_each_cpu_line(buf, &present, found_times, s);
 	if (r < 0)
 		return r;
+	now = s->now; /* moved if a CPU id did not fit */
 	cpuset_zero(&s->valid);
 	for_each_cpu (c, &present) {
 		const struct cpu_times *o = &s->prev[c];
@@ -120,18 +162,14 @@ int sampler_feed(struct sampler *s, const char *buf)
 static int found_delay(unsigned int cpu, const unsigned long long *v, int n,
 		       void *arg)
 {
-	uint64_t *delay = arg;
+	struct sampler *s = arg;
 
 	if (n < 8)
 		return -EINVAL;
-	delay[cpu] = v[7];
+	if (reserve_cpu(s, cpu) < 0)
+		return -ENOMEM;
+	s->now_delay[cpu] = v[7];
 	return 0;
-}
-
-int sampler_parse_delay(const char *buf, uint64_t *delay,
-			struct cpuset *present)
-{
-	return for_each_cpu_line(buf, present, found_delay, delay);
 }
 
 int sampler_feed_delay(struct sampler *s, const char *buf, uint64_t now_ns)
@@ -141,7 +179,7 @@ int sampler_feed_delay(struct sampler *s, const char *buf, uint64_t now_ns)
 	int c, r;
 
 	cpuset_zero(&s->wait_valid);
-	r = sampler_parse_delay(buf, s->now_delay, &present);
+	r = for_each_cpu_line(buf, &present, found_delay, s);
 	if (r < 0) {
 		cpuset_zero(&s->prev_delay_present);
 		return r;
@@ -202,6 +240,11 @@ int sampler_update(struct sampler *s, const char *proc, bool delays)
 
 void sampler_done(struct sampler *s)
 {
+	free(s->prev); /* the per-CPU block */
+	s->prev = s->now = NULL;
+	s->util = s->wait = NULL;
+	s->prev_delay = s->now_delay = NULL;
+	s->ncpus = 0;
 	free(s->buf);
 	s->buf = NULL;
 	free(s->delay_buf);

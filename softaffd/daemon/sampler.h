@@ -11,13 +11,20 @@ struct cpu_times {
 	uint64_t busy, total;
 };
 
-/* Per-CPU utilization from successive <proc>/stat snapshots. */
+/*
+ * Per-CPU utilization from successive <proc>/stat snapshots.  The
+ * per-CPU arrays hold ncpus entries: as many as the highest CPU id the
+ * files list, grown when a line names a higher one (hotplug), not
+ * CPUSET_MAX, which is 8192 for the sake of the rare machine that has
+ * such ids.  A zeroed struct is an empty sampler.
+ */
 struct sampler {
-	struct cpu_times prev[CPUSET_MAX];
+	unsigned int ncpus;
+	struct cpu_times *prev;
 	struct cpuset prev_present;
-	double util[CPUSET_MAX]; /* 0..1 over the last interval */
+	double *util;		 /* 0..1 over the last interval */
 	struct cpuset valid;	 /* CPUs with a fresh util value */
-	struct cpu_times now[CPUSET_MAX]; /* scratch of sampler_feed() */
+	struct cpu_times *now; /* scratch of sampler_feed() */
 	char *buf; /* scratch of sampler_update(), allocated on first use */
 	/*
 	 * Tasks waiting for each CPU, on average over the last interval
@@ -25,27 +32,26 @@ struct sampler {
 	 * part of the interval while tasks queue on it is contended, not
 	 * spare.  Only CPUs in wait_valid have a value.
 	 */
-	double wait[CPUSET_MAX];
+	double *wait;
 	struct cpuset wait_valid;
-	uint64_t prev_delay[CPUSET_MAX];
+	uint64_t *prev_delay;
 	struct cpuset prev_delay_present;
 	uint64_t prev_delay_ns; /* when prev_delay was read */
-	uint64_t now_delay[CPUSET_MAX]; /* scratch of sampler_feed_delay() */
+	uint64_t *now_delay; /* scratch of sampler_feed_delay() */
 	char *delay_buf; /* scratch of sampler_update() */
 };
 
-/* Pure: parse /proc/stat "cpuN ..." lines.  0 or -EINVAL. */
-int sampler_parse(const char *buf, struct cpu_times *times,
-		  struct cpuset *present);
-/* Feed one /proc/stat text; the first call only primes. 0 or -EINVAL. */
+/* Room for CPUs 0..ncpus-1 in every per-CPU array.  0 or -ENOMEM. */
+int sampler_reserve(struct sampler *s, unsigned int ncpus);
+/*
+ * Feed one /proc/stat text ("cpuN ..." lines); the first call only
+ * primes.  0, -EINVAL or -ENOMEM.
+ */
 int sampler_feed(struct sampler *s, const char *buf);
 /*
- * Pure: parse the run_delay (ns) of each "cpuN" line of /proc/schedstat
- * (version 15: the 8th value).  0 or -EINVAL.
+ * Feed one /proc/schedstat text (version 15: run_delay in ns is the 8th
+ * value of a cpuN line) read at now_ns; the first call primes.
  */
-int sampler_parse_delay(const char *buf, uint64_t *delay,
-			struct cpuset *present);
-/* Feed one /proc/schedstat text read at now_ns; the first call primes. */
 int sampler_feed_delay(struct sampler *s, const char *buf, uint64_t now_ns);
 /*
  * Read <proc>/stat and feed it, then, if delays, <proc>/schedstat.  0

@@ -74,13 +74,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 		}
 		break;
-	case 5:
+	case 5: {
+		int c;
+
 		sampler_feed(&sampler, text);
-		for (int c = 0; c < CPUSET_MAX; c++)
-			if (cpuset_test(&sampler.valid, (unsigned int)c) &&
-			    (sampler.util[c] < 0 || sampler.util[c] > 1))
+		for_each_cpu (c, &sampler.valid)
+			if ((unsigned int)c >= sampler.ncpus ||
+			    sampler.util[c] < 0 || sampler.util[c] > 1)
 				abort();
 		break;
+	}
 	case 6:
 		/* text is malloc()ed, so aligned as a recv buffer is. */
 		procconn_parse(text, size - 1, ev_cb, NULL);

@@ -59,6 +59,7 @@ void test_sampler(void)
 	CHECK(sampler_feed_delay(s, "cpu0 0 0 10 2 8 4 1000 9 9\n",
 				 5000000000) == 0);
 	CHECK(cpuset_empty(&s->wait_valid));
+	sampler_done(s);
 	free(s);
 }
 

@@ -40,6 +40,8 @@ static void room_of(struct config *c, unsigned int r,
 	d.mgr = mgr;
 	cpuset_parse_list("0-3", &d.sampler.valid);
 	cpuset_parse_list("0-3", &d.sampler.wait_valid);
+	if (sampler_reserve(&d.sampler, 4) < 0)
+		abort();
 	d.sampler.util[0] = d.sampler.util[1] = 1.0;
 	d.sampler.wait[0] = d.sampler.wait[1] = 1.0;
 	softness_room(&d, r, in);
