@@ -120,9 +120,11 @@ enum aff_result aff_write_soft(struct fd_plug *p, int pfd, int tid,
 	return write_req(p, pfd, tid, req, ret_err);
 }
 
+/* target NULL: nothing known, which no request is. */
 static bool req_is(const struct cpureq *req, const struct cpuset *target)
 {
-	return req->state == REQ_SET && cpuset_equal(&req->cpus, target);
+	return target && req->state == REQ_SET &&
+	       cpuset_equal(&req->cpus, target);
 }
 
 enum aff_result aff_decide(const struct cpuset *hard, const struct cpureq *req,

@@ -96,8 +96,8 @@ enum aff_result aff_decide_restore(const struct cpureq *req,
  * What threads = "all" does with the process level (soft_affinity_list
  * of /proc/PID), whose request is cur, for a rule whose CPUs are
  * target.  An adoption (first pass, exec, SIGUSR1) takes whatever is
- * there; later, a request other than ours (proc_ours: what we wrote) is
- * someone else's.
+ * there; later, a request other than ours (proc_ours: what we wrote,
+ * NULL: not known) is someone else's.
  */
 enum aff_proc_action {
 	AFF_PROC_KEEP,	   /* ours, the rule's CPUs: nothing to write */

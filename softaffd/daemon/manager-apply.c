@@ -154,8 +154,8 @@ static struct managed *managed_parent(struct mgr *m, const struct managed *e,
 	if (!s || s->pid != e->node.pid || s->pfd < 0)
 		return NULL;
 	p = mgr_lookup(m, s->st.ppid);
-	if (!p || p == e || !(p->flags & M_PROC_OURS) ||
-	    !cpuset_equal(&p->proc_ours, target))
+	if (!p || p == e || !(p->flags & M_PROC_OURS) || !p->proc_ours ||
+	    !cpuset_equal(p->proc_ours, target))
 		return NULL;
 	return p;
 }
@@ -181,6 +181,7 @@ static bool apply_process(struct mgr *m, struct managed *e,
 	bool adopt = !(e->flags & M_ADOPTED) || !(e->flags & M_PROC_OURS);
 	struct pstatus ps;
 	enum aff_result res = AFF_UNCHANGED;
+	enum aff_proc_action act;
 	struct managed *parent;
 	bool was;
 	int err = 0, r;
@@ -198,16 +199,22 @@ static bool apply_process(struct mgr *m, struct managed *e,
 		/* A zombie leader does not count, the threads left do. */
 		*ret_threads = ps.state != 'Z' ? ps.threads : 0;
 	}
-	switch (aff_decide_process(adopt, &cur, adopt ? &ps.hard : NULL, target,
-				   &e->proc_ours)) {
+	/*
+	 * proc_ours is only compared with what the level reads: a set that
+	 * cannot be interned (no memory) leaves the old one, and the next
+	 * evaluation sees the level as ours or as someone else's.
+	 */
+	act = aff_decide_process(adopt, &cur, adopt ? &ps.hard : NULL, target,
+				 e->proc_ours);
+	switch (act) {
 	case AFF_PROC_KEEP:
-		e->proc_ours = *target;
+		(void)setpool_assign(&m->sets, &e->proc_ours, target);
 		return mgr_note_result(m, e, t, 0, AFF_UNCHANGED, 0);
 	case AFF_PROC_RETARGET:
 		res = m->dry_run ? AFF_WRITTEN
 				 : aff_write_soft(p.plug, p.pfd, 0, &want, &err);
 		if (res == AFF_WRITTEN && !m->dry_run)
-			e->proc_ours = *target;
+			(void)setpool_assign(&m->sets, &e->proc_ours, target);
 		return mgr_note_result(m, e, t, 0, res, err);
 	case AFF_PROC_HAND:
 		was = managed_hand(e);
@@ -222,20 +229,28 @@ static bool apply_process(struct mgr *m, struct managed *e,
 		/* The rule's CPUs are a managed parent's, copied by fork. */
 		parent = managed_parent(m, e, p.snap, target);
 		if (parent)
-			orig = parent->proc_orig;
+			orig = cpureq_of_ref(&parent->proc_orig);
 		break;
 	case AFF_PROC_ADOPT:
 		orig = cur;
+		break;
+	}
+	/*
+	 * Taken again after an exec or SIGUSR1: the first orig stays.  Kept
+	 * before the write: a level taken without it could not be restored.
+	 */
+	if (!m->dry_run && !(e->flags & M_PROC_OURS)) {
+		r = setpool_req_set(&m->sets, &e->proc_orig, &orig);
+		if (r < 0)
+			return mgr_note_result(m, e, t, 0, aff_classify(r), r);
+	}
+	if (act == AFF_PROC_ADOPT) {
 		res = AFF_WRITTEN;
 		if (!m->dry_run)
 			res = aff_write_soft(p.plug, p.pfd, 0, &want, &err);
-		break;
 	}
 	if (!m->dry_run && (res == AFF_WRITTEN || res == AFF_UNCHANGED)) {
-		/* Taken again after an exec or SIGUSR1: the first orig stays. */
-		if (!(e->flags & M_PROC_OURS))
-			e->proc_orig = orig;
-		e->proc_ours = *target;
+		(void)setpool_assign(&m->sets, &e->proc_ours, target);
 		e->flags |= M_PROC_OURS;
 	}
 	return mgr_note_result(m, e, t, 0, res, err);
@@ -286,8 +301,8 @@ void mgr_apply_proc(struct mgr *m, struct managed *e,
 static void restore_process(struct mgr *m, struct managed *e,
 			    struct mgr_proc p)
 {
-	const struct cpuset *target = &e->proc_ours;
-	struct cpureq cur;
+	const struct cpuset *target = e->proc_ours;
+	struct cpureq cur, orig = cpureq_of_ref(&e->proc_orig);
 	enum aff_result res;
 	char buf[CPUSET_LIST_BUFSZ];
 	int err;
@@ -296,7 +311,8 @@ static void restore_process(struct mgr *m, struct managed *e,
 		return;
 	if (aff_read_soft(p.plug, p.pfd, 0, &cur) < 0)
 		return;
-	if (!(cur.state == REQ_SET && cpuset_equal(&cur.cpus, target))) {
+	if (!target ||
+	    !(cur.state == REQ_SET && cpuset_equal(&cur.cpus, target))) {
 		m->cnt.foreign++;
 		log_debug("%d: soft affinity of the process changed by someone "
 			  "else, left alone",
@@ -304,13 +320,13 @@ static void restore_process(struct mgr *m, struct managed *e,
 		return;
 	}
 	res = m->dry_run ? AFF_WRITTEN
-			 : aff_write_soft(p.plug, p.pfd, 0, &e->proc_orig, &err);
+			 : aff_write_soft(p.plug, p.pfd, 0, &orig, &err);
 	if (res != AFF_WRITTEN)
 		return;
 	if (!m->dry_run)
 		e->flags &= ~(unsigned int)M_PROC_OURS; /* let go */
 	m->cnt.restored++;
-	if (cpureq_format(&e->proc_orig, true, buf, sizeof(buf)) < 0)
+	if (cpureq_format(&orig, true, buf, sizeof(buf)) < 0)
 		snprintf(buf, sizeof(buf), "?");
 	log_msg(m->dry_run ? LOG_INFO : LOG_DEBUG,
 		"%sreset soft affinity of %d to %s", m->dry_run ? "dry-run: would " : "",

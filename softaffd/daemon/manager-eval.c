@@ -172,8 +172,9 @@ static struct managed *insert_child(struct mgr *m, const struct managed *p,
 		   (p->flags & M_RATIO_FOREIGN);
 	e->parent = p->node.pid;
 	e->attrs = p->attrs; /* fork copied them */
-	e->proc_orig = p->proc_orig;
-	e->proc_ours = p->proc_ours;
+	e->proc_orig = (struct cpureq_ref){p->proc_orig.state,
+					   setpool_ref(p->proc_orig.cpus)};
+	e->proc_ours = setpool_ref(p->proc_ours);
 	e->ratio_ours = p->ratio_ours;
 	m->cnt.cached++;
 	log_debug("pid %d: forked from %d, rule '%s' as its parent's", pid,

@@ -44,6 +44,7 @@
 #include "rulelog.h"
 #include "rules.h"
 #include "scanner.h"
+#include "setpool.h"
 
 /* Rules without adaptive softness: figures for --status every 10 s. */
 #define MGR_SAMPLE_OTHERS_MS 10000
@@ -82,10 +83,13 @@ struct managed {
 	struct ratio ratio_ours; /* soft_affinity_ratio we wrote, {0, 0} none */
 	/*
 	 * threads = "all": the process level (soft_affinity_list) as it
-	 * read before we took it (M_PROC_OURS), which restore writes back.
+	 * read before we took it (M_PROC_OURS), which restore writes back,
+	 * and what we wrote there (NULL: nothing known).  Both are held in
+	 * m->sets, a reference each: a set by value is 1 KiB, and there are
+	 * tens of thousands of processes but a handful of distinct sets.
 	 */
-	struct cpureq proc_orig;
-	struct cpuset proc_ours; /* what we wrote there */
+	struct cpureq_ref proc_orig;
+	const struct cpuset *proc_ours;
 	struct owned own; /* threads = "all": only the hand-set ones */
 	struct twalk *walk; /* a thread walk in progress, NULL: none */
 	/* Each thread's accounting at the last sample, by tid. */
@@ -330,6 +334,7 @@ struct mgr {
 	bool dry_run;		/* aff_mode_dry(aff_mode) */
 	struct pidtable procs;	/* struct managed */
 	struct pidtable others; /* struct other */
+	struct setpool sets;	/* the sets struct managed refers to */
 	struct dirtyq dirty;	/* events not handled yet, oldest first */
 	uint32_t gen;
 	uint64_t last_scan_ms; /* when the last scan ended */

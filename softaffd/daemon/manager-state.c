@@ -162,6 +162,8 @@ void mgr_drop(struct mgr *m, struct managed *e)
 	free(e->ts);
 	mgr_walk_free(e);
 	owned_clear(&e->own);
+	setpool_put(&m->sets, e->proc_orig.cpus);
+	setpool_put(&m->sets, e->proc_ours);
 	pidtable_del(&m->procs, &e->node);
 	m->rules[e->rule].nprocs--;
 	m->status_gen++;

@@ -443,6 +443,10 @@ void test_process_level(void)
 	CHECK(e && e->own.nhand == 1 && e->own.nthreads == 1 &&
 	      mgr_hand_processes(mgr) == 1);
 	CHECK(e && e->proc_orig.state == REQ_SET);
+	/* Its original 2-3 and our 0-1, interned: the record holds two refs. */
+	CHECK(e && e->proc_orig.cpus && cpuset_count(e->proc_orig.cpus) == 2 &&
+	      cpuset_test(e->proc_orig.cpus, 2) && e->proc_ours &&
+	      cpuset_test(e->proc_ours, 0) && mgr->sets.count == 2);
 	/* Nothing to do again, for new threads neither. */
 	fake_writes = 0;
 	mktask(1000, 1100, "big", 5, 0, "0-3", "\n");

@@ -248,3 +248,63 @@ void test_threads_main_leave_capped(void)
 	CHECK(left == 0);
 	mgr_teardown(c, NULL);
 }
+
+/* Interned sets: one copy per distinct set, freed with its last user. */
+void test_setpool(void)
+{
+	struct setpool p = {0};
+	const struct cpuset *a, *b, *c, *many[100];
+	struct cpureq_ref ref = {REQ_INHERIT, NULL};
+	struct cpureq q;
+	struct cpuset s;
+
+	cpuset_parse_list("0-3", &s);
+	a = setpool_get(&p, &s);
+	b = setpool_get(&p, &s);
+	CHECK(a && a == b && a != &s && p.count == 1);
+	CHECK(setpool_ref(a) == a && setpool_ref(NULL) == NULL);
+	cpuset_parse_list("4", &s);
+	c = setpool_get(&p, &s);
+	CHECK(c && c != a && p.count == 2);
+	setpool_put(&p, a);
+	setpool_put(&p, a);
+	CHECK(p.count == 2 && cpuset_count(a) == 4); /* one reference left */
+	setpool_put(&p, a);
+	CHECK(p.count == 1);
+	setpool_put(&p, NULL);
+
+	/* assign: the same set keeps its reference, another moves it. */
+	CHECK(setpool_assign(&p, &c, &s) == 0 && p.count == 1);
+	cpuset_parse_list("5", &s);
+	CHECK(setpool_assign(&p, &c, &s) == 0 && p.count == 1 &&
+	      cpuset_test(c, 5));
+	CHECK(setpool_assign(&p, &c, NULL) == 0 && !c && p.count == 0);
+
+	/* A request: its CPUs interned only while it is set. */
+	cpuset_parse_list("0-1", &s);
+	q = (struct cpureq){.state = REQ_SET, .cpus = s};
+	CHECK(setpool_req_set(&p, &ref, &q) == 0 && ref.cpus &&
+	      p.count == 1);
+	q = cpureq_of_ref(&ref);
+	CHECK(q.state == REQ_SET && cpuset_equal(&q.cpus, &s));
+	q = (struct cpureq){.state = REQ_NONE};
+	CHECK(setpool_req_set(&p, &ref, &q) == 0 && !ref.cpus &&
+	      ref.state == REQ_NONE && p.count == 0);
+
+	/* Past the first buckets: every set still found, once. */
+	for (unsigned int i = 0; i < 100; i++) {
+		cpuset_zero(&s);
+		cpuset_set(&s, i);
+		many[i] = setpool_get(&p, &s);
+	}
+	CHECK(p.count == 100 && p.nbuckets >= 100);
+	for (unsigned int i = 0; i < 100; i++) {
+		cpuset_zero(&s);
+		cpuset_set(&s, i);
+		CHECK(setpool_get(&p, &s) == many[i]);
+		setpool_put(&p, many[i]);
+	}
+	CHECK(p.count == 100);
+	setpool_done(&p);
+	CHECK(p.count == 0 && !p.buckets);
+}

@@ -88,6 +88,7 @@ int main(void)
 	RUN(test_rules_lazy, "lazy attributes in rule order, regex budget");
 	RUN(test_ratelimit, "log rate limit; a rule's, per kind of warning");
 	RUN(test_owned, "thread ownership bookkeeping");
+	RUN(test_setpool, "interned CPU sets");
 	RUN(test_budget, "a share of each second for events and evaluations");
 	RUN(test_walk_gap, "connector-mode walks: every 6 periods or 2000x their time");
 	RUN(test_dirtyq, "dirty queue: first in first out, dedupe, removal");

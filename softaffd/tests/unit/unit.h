@@ -39,6 +39,7 @@
 #include "sampler.h"
 #include "caps.h"
 #include "owned.h"
+#include "setpool.h"
 #include "status.h"
 #include "sysctl.h"
 #include "topology.h"
@@ -196,6 +197,7 @@ void test_ratelimit(void);
 void test_budget(void);
 void test_walk_gap(void);
 void test_owned(void);
+void test_setpool(void);
 void test_dirtyq(void);
 void test_dirtyq_no_starvation(void);
 void test_threads_main_leave_capped(void);
