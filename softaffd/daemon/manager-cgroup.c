@@ -50,6 +50,9 @@ void mgr_cg_entry_free(struct mgr *m, struct cg_entry *c)
 	cg_trigger_close(m, c);
 	free(c->path);
 	c->path = NULL;
+	setpool_put(&m->sets, c->orig.cpus.cpus);
+	setpool_put(&m->sets, c->ours.cpus.cpus);
+	c->orig.cpus.cpus = c->ours.cpus.cpus = NULL;
 }
 
 /*
@@ -146,8 +149,10 @@ static void cg_init(struct mgr *m, struct cg_entry *c,
 {
 	c->id = id;
 	c->rule = t->rule;
-	c->orig = *orig;
 	c->written = c->foreign = c->have_prev = c->psi_watched = false;
+	/* Without what it had, it could not be given back: left alone. */
+	if (setpool_pref_set(&m->sets, &c->orig, orig) < 0)
+		c->foreign = true;
 	c->psi_fd = -ENOENT;
 	if (t->r->softness.kind == SOFT_ADAPTIVE)
 		c->psi_fd = cgstat_trigger_open(m->roots.sys, c->path,
@@ -275,7 +280,7 @@ int mgr_cg_apply(struct mgr *m, const struct mgr_target *t,
 	}
 	if (c->foreign || pref_req_equal(&cur, &want))
 		goto done;
-	if (c->written && !pref_req_equal(&cur, &c->ours)) {
+	if (c->written && !pref_is_ref(&cur, &c->ours)) {
 		log_msg(mgr_target_warn(t, RULE_WARN_CGROUP),
 			"cgroup %s: cpuset.cpus.preferred or its ratio was "
 			"changed by someone else; leaving it alone (rule '%s')",
@@ -301,7 +306,9 @@ int mgr_cg_apply(struct mgr *m, const struct mgr_target *t,
 done:
 	c->rule = t->rule;
 	if (!c->foreign && !m->dry_run) {
-		c->ours = want;
+		/* What we wrote unknown: ours or not, it is left alone. */
+		if (setpool_pref_set(&m->sets, &c->ours, &want) < 0)
+			c->foreign = true;
 		c->written = true;
 	}
 	return 0;
@@ -310,14 +317,15 @@ done:
 /* Put back what the cgroup had before us, if it still has our value. */
 void mgr_cg_restore(struct mgr *m, struct cg_entry *c)
 {
-	struct pref_req cur;
+	struct pref_req cur, orig;
 
 	if (!c->written || c->foreign || m->dry_run ||
 	    cg_in_container(m, c->path) ||
 	    cgpref_read(NULL, m->roots.sys, c->path, &cur) < 0 ||
-	    !pref_req_equal(&cur, &c->ours))
+	    !pref_is_ref(&cur, &c->ours))
 		return;
-	if (cg_write(m, NULL, c->path, &cur, &c->orig) == 0) {
+	orig = pref_of_ref(&c->orig);
+	if (cg_write(m, NULL, c->path, &cur, &orig) == 0) {
 		m->cnt.restored++;
 		log_debug("cgroup %s: preference restored", c->path);
 	}

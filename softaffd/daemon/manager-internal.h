@@ -212,7 +212,8 @@ struct cg_entry {
 	char *path;
 	uint64_t id; /* cgstat_id(): a new one is a new cgroup at path */
 	unsigned int rule;
-	struct pref_req orig, ours;
+	/* Interned in m->sets: 1 KiB a set by value, for every cgroup. */
+	struct pref_ref orig, ours;
 	bool written, foreign;
 	struct cgstat prev; /* at the last sample, if have_prev */
 	bool have_prev;

@@ -88,9 +88,9 @@ void mgr_free(struct mgr *m)
 	pidtable_done(&m->procs);
 	pidtable_done(&m->others);
 	dirtyq_done(&m->dirty);
-	setpool_done(&m->sets);
 	for (size_t i = 0; i < m->ncgs; i++)
 		mgr_cg_entry_free(m, &m->cgs[i]);
+	setpool_done(&m->sets); /* after all that holds its sets */
 	free(m->cgs);
 	container_cache_free(&m->ctr);
 	free(m->rules);

@@ -169,3 +169,33 @@ struct cpureq cpureq_of_ref(const struct cpureq_ref *r)
 		cpuset_zero(&q.cpus);
 	return q;
 }
+
+bool cpureq_is_ref(const struct cpureq *r, const struct cpureq_ref *ref)
+{
+	if (r->state != ref->state)
+		return false;
+	return r->state != REQ_SET ||
+	       (ref->cpus && cpuset_equal(&r->cpus, ref->cpus));
+}
+
+int setpool_pref_set(struct setpool *p, struct pref_ref *ret,
+		     const struct pref_req *r)
+{
+	int e = setpool_req_set(p, &ret->cpus, &r->cpus);
+
+	if (e < 0)
+		return e;
+	ret->ratio = r->ratio;
+	return 0;
+}
+
+struct pref_req pref_of_ref(const struct pref_ref *r)
+{
+	return (struct pref_req){cpureq_of_ref(&r->cpus), r->ratio};
+}
+
+bool pref_is_ref(const struct pref_req *r, const struct pref_ref *ref)
+{
+	return cpureq_is_ref(&r->cpus, &ref->cpus) &&
+	       ratio_req_equal(&r->ratio, &ref->ratio);
+}

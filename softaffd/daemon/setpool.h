@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "cpuset.h"
+#include "pref.h"
 
 /*
  * Interned, refcounted CPU sets: one copy of each distinct set, shared
@@ -47,5 +48,19 @@ int setpool_assign(struct setpool *p, const struct cpuset **ret,
 		   const struct cpuset *s);
 /* The request a ref stands for, by value (for writes and logs). */
 struct cpureq cpureq_of_ref(const struct cpureq_ref *r);
+/* Is r the request ref stands for? */
+bool cpureq_is_ref(const struct cpureq *r, const struct cpureq_ref *ref);
+
+/* A level's mask and ratio request (struct pref_req), its CPUs interned. */
+struct pref_ref {
+	struct cpureq_ref cpus;
+	struct ratio_req ratio;
+};
+
+/* As setpool_req_set(), for both parts.  0 or -ENOMEM (unchanged). */
+int setpool_pref_set(struct setpool *p, struct pref_ref *ret,
+		     const struct pref_req *r);
+struct pref_req pref_of_ref(const struct pref_ref *r);
+bool pref_is_ref(const struct pref_req *r, const struct pref_ref *ref);
 
 #endif
