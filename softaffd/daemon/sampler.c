@@ -30,6 +30,7 @@ static int for_each_cpu_line(const char *buf, struct cpuset *present,
 
 			errno = 0;
 			cpu = strtoull(p + 3, &end, 10);
+			/* A CPU beyond CPUSET_MAX could not be a target. */
 			if (errno || cpu >= CPUSET_MAX || *end != ' ')
 				return -EINVAL;
 			p = end;

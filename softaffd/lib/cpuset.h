@@ -7,12 +7,18 @@
 #include <stdint.h>
 
 /*
- * 1024 bits covers every machine the daemon is likely to meet; a mask with
- * a set bit beyond that is rejected with -ERANGE rather than truncated, so
- * we never write a narrower mask than the kernel reported.  The same type
- * doubles as a set of node indexes.
+ * 8192 bits: the NR_CPUS of distribution kernels (Debian's and Fedora's
+ * amd64 builds set MAXSMP), whose CPU ids can pass 1024 on large hosts.
+ * A mask with a set bit beyond that is rejected with -ERANGE rather than
+ * truncated, so we never write a narrower mask than the kernel reported.
+ * The same type doubles as a set of node indexes.
+ *
+ * A set is 1 KiB: fine as a value in a decision or a rule, too big to
+ * keep per process or per CPU.  Per-process records hold references to
+ * interned sets (daemon/setpool.h), per-CPU and per-node arrays are
+ * sized by the CPUs and nodes there are (sampler, topology).
  */
-#define CPUSET_MAX   1024
+#define CPUSET_MAX   8192
 #define CPUSET_WORDS (CPUSET_MAX / 64)
 
 struct cpuset {

@@ -167,7 +167,7 @@ for args in "-p zz 100" "-p 0 100" "-p -c 3-1 100" "-p -c 0-3x 100" \
 	"-p -c 1 --ratio x 100" "-p --node 7 100" "-p --node x 100" \
 	"-p 1 abc" "-p 3 100 7" "-p" "-p --node 0 3 100" "-p --node 0 --reset 100" \
 	"-a 3 true" "-p -g app 100" "3" "--ratio 5:4 3" "-g app 1 2" "--bogus" \
-	"-p -c 2000 100" "-p -c 1 2 3 4"; do
+	"-p -c 8192 100" "-p -c 1 2 3 4"; do
 	# shellcheck disable=SC2086
 	sa $args
 	if [ "$rc" != 2 ] || ! grep -q '^softaff: ' "$W/err"; then

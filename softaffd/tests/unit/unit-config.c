@@ -208,6 +208,11 @@ void test_config_errors(void)
 		 "cmdline, user, cgroup or unit)"},
 		{"rules = ( { comm = \"x\"; cpus = \"9-12\"; } );\n",
 		 "t.conf:1: empty target: none of CPUs \"9-12\" exists"},
+		/* L11: ids up to 8191 are CPU numbers, absent here. */
+		{"rules = ( { comm = \"x\"; cpus = \"8191\"; } );\n",
+		 "t.conf:1: empty target: none of CPUs \"8191\" exists"},
+		{"rules = ( { comm = \"x\"; cpus = \"0,8192\"; } );\n",
+		 "t.conf:1: 'cpus' = \"0,8192\": CPU number above 8191"},
 		{"rules = ( { cmdline = \"a+++++++++++++++\"; cpus = \"0\"; } );\n",
 		 "t.conf:1: regex in 'cmdline' is too complex: its "
 		 "repetitions expand to more than 512 states"},

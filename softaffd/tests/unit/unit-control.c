@@ -60,6 +60,24 @@ void test_sampler(void)
 				 5000000000) == 0);
 	CHECK(cpuset_empty(&s->wait_valid));
 	sampler_done(s);
+
+	/*
+	 * L11: CPU ids past 1024 (a hole below them, as hotplug leaves);
+	 * the arrays grow to the highest id listed, not to CPUSET_MAX.
+	 */
+	CHECK(sampler_feed(s, "cpu0 100 0 0 100 0 0 0 0 0 0\n"
+			      "cpu8191 100 0 0 100 0 0 0 0 0 0\n") == 0);
+	CHECK(s->ncpus == 8192);
+	CHECK(sampler_feed(s, "cpu0 150 0 0 150 0 0 0 0 0 0\n"
+			      "cpu4095 10 0 0 10 0 0 0 0 0 0\n"
+			      "cpu8191 200 0 0 100 0 0 0 0 0 0\n") == 0);
+	CHECK(cpuset_count(&s->valid) == 2 && cpuset_test(&s->valid, 8191));
+	CHECK(s->util[0] > 0.499 && s->util[0] < 0.501 && s->util[8191] == 1.0);
+	CHECK(sampler_feed(s, "cpu8192 1 0 0 1 0 0 0 0 0 0\n") == -EINVAL);
+	sampler_done(s);
+	CHECK(sampler_feed(s, "cpu0 1 0 0 1 0 0 0 0 0 0\n") == 0 &&
+	      s->ncpus == 64);
+	sampler_done(s);
 	free(s);
 }
 

@@ -23,7 +23,7 @@ void test_cpuset_list(void)
 	CHECK(cpuset_parse_list("a", &s) == -EINVAL);
 	CHECK(cpuset_parse_list("1-", &s) == -EINVAL);
 	CHECK(cpuset_parse_list("0-1023", &s) == 0 && cpuset_count(&s) == 1024);
-	CHECK(cpuset_parse_list("1024", &s) == -ERANGE);
+	CHECK(cpuset_parse_list("8192", &s) == -ERANGE);
 	CHECK(cpuset_parse_list("99999999999999999999", &s) == -ERANGE);
 	CHECK(cpuset_parse_list("0,2,4-5,63-65", &s) == 0);
 	cpuset_format_list(&s, buf, sizeof(buf));
@@ -62,11 +62,11 @@ void test_cpuset_mask(void)
 	CHECK(cpuset_parse_mask("1,", &s) == -EINVAL);
 	CHECK(cpuset_parse_mask(",1", &s) == -EINVAL);
 	CHECK(cpuset_parse_mask("123456789", &s) == -EINVAL);
-	/* 40 groups = 1280 bits: fine while the high ones are zero. */
+	/* 260 groups = 8320 bits: fine while the high ones are zero. */
 	{
-		char big[512] = "";
+		char big[260 * 9 + 1] = "";
 
-		for (int i = 0; i < 39; i++)
+		for (int i = 0; i < 259; i++)
 			strcat(big, "00000000,");
 		strcat(big, "00000003");
 		CHECK(cpuset_parse_mask(big, &s) == 0 && cpuset_count(&s) == 2);
@@ -77,6 +77,59 @@ void test_cpuset_mask(void)
 	cpuset_parse_list("1,7-9,31-33,100,1023", &l);
 	cpuset_format_mask(&l, buf, sizeof(buf));
 	CHECK(cpuset_parse_mask(buf, &s) == 0 && cpuset_equal(&s, &l));
+}
+
+/*
+ * L11: CPU ids up to 8191, the NR_CPUS of distribution kernels; 8192
+ * and beyond are still -ERANGE, never truncated.
+ */
+void test_cpuset_wide(void)
+{
+	static char buf[CPUSET_LIST_BUFSZ], big[300 * 9];
+	struct cpuset s, l;
+	struct cpureq q;
+	int n;
+
+	CHECK(cpuset_parse_list("4095,8191\n", &s) == 0);
+	CHECK(cpuset_count(&s) == 2 && cpuset_test(&s, 4095) &&
+	      cpuset_test(&s, 8191) && !cpuset_test(&s, 8192));
+	CHECK(cpuset_format_list(&s, buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, "4095,8191");
+	CHECK(cpuset_next(&s, 4096) == 8191 && cpuset_next(&s, 8192) == -1);
+	CHECK(cpuset_parse_list("0-8191", &s) == 0 && cpuset_count(&s) == 8192);
+	cpuset_format_list(&s, buf, sizeof(buf));
+	CHECK_STR(buf, "0-8191");
+	CHECK(cpuset_parse_list("8191-8192", &s) == -ERANGE);
+	CHECK(cpuset_parse_list("0,8192", &s) == -ERANGE);
+	CHECK(cpureq_parse_list("8191\n", &q) == 0 && q.state == REQ_SET &&
+	      cpuset_test(&q.cpus, 8191));
+	CHECK(cpureq_parse_list("8192\n", &q) == -ERANGE);
+
+	/* The mask: 256 groups of 32 bits, most significant first. */
+	cpuset_parse_list("0,4095,8191", &l);
+	n = cpuset_format_mask(&l, buf, sizeof(buf));
+	CHECK(n == 8 + 255 * 9);
+	CHECK(!strncmp(buf, "80000000,00000000", 17));
+	CHECK_STR(buf + n - 8, "00000001");
+	CHECK(!strncmp(buf + (255 - 127) * 9, "80000000,", 9)); /* 4095 */
+	CHECK(cpuset_parse_mask(buf, &s) == 0 && cpuset_equal(&s, &l));
+	/* Bit 8192 (a 257th group) is out of range; zero there is not. */
+	big[0] = '\0';
+	strcat(big, "1");
+	for (int i = 0; i < 256; i++)
+		strcat(big, ",00000000");
+	CHECK(cpuset_parse_mask(big, &s) == -ERANGE);
+	big[0] = '0';
+	CHECK(cpuset_parse_mask(big, &s) == 0 && cpuset_empty(&s));
+
+	/* The longest list, pairs and gaps ("0-1,3-4,..."), fits the buffer. */
+	cpuset_zero(&l);
+	for (unsigned int c = 0; c < CPUSET_MAX; c++)
+		if (c % 3 != 2)
+			cpuset_set(&l, c);
+	n = cpuset_format_list(&l, buf, sizeof(buf));
+	CHECK(n > 0 && (size_t)n < sizeof(buf));
+	CHECK(cpuset_parse_list(buf, &s) == 0 && cpuset_equal(&s, &l));
 }
 
 void test_stat_parser(void)
@@ -232,6 +285,25 @@ void test_topology(void)
 	CHECK(topology_load(sys, &t) == 0 && t.nnodes == 1 &&
 	      cpuset_count(&t.node_cpus[0]) == 6);
 	topology_done(&t);
+
+	/*
+	 * L11: a large host's CPU ids past 1024, up to 8191; node 7 lists
+	 * an offline CPU 8190 by its link only.
+	 */
+	fixture_reset();
+	put_sys("/devices/system/node/node0/cpulist", "0-1\n");
+	put_sys("/devices/system/node/node7/cpulist", "1024,4095,8191\n");
+	put_sys("/devices/system/node/node7/cpu8190/online", "0\n");
+	CHECK(topology_load(sys, &t) == 0 && t.nnodes == 2 && t.ids[1] == 7);
+	CHECK(cpuset_count(&t.all) == 5 && cpuset_test(&t.all, 8191));
+	CHECK(cpuset_count(&t.present) == 6 && cpuset_test(&t.present, 8190));
+	cpuset_parse_list("4095", &s);
+	topology_nodes_of(&t, &s, &n);
+	CHECK(cpuset_count(&n) == 1 && cpuset_test(&n, 1));
+	topology_done(&t);
+	/* CPU ids past the limit: an error, not a shorter topology. */
+	put_sys("/devices/system/node/node7/cpulist", "8192\n");
+	CHECK(topology_load(sys, &t) == -ERANGE);
 	fixture_reset();
 	CHECK(topology_load(sys, &t) == -ENOENT);
 }

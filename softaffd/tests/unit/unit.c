@@ -38,6 +38,7 @@ int main(void)
 
 	RUN(test_cpuset_list, "cpulist parse/format");
 	RUN(test_cpuset_mask, "hex mask parse/format");
+	RUN(test_cpuset_wide, "CPU ids up to 8191 (L11)");
 	RUN(test_stat_parser, "/proc/PID/stat parser, hostile comm");
 	RUN(test_status_parser, "status, cgroup, cmdline parsers");
 	RUN(test_topology, "node topology from a fake sys root");

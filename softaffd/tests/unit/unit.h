@@ -185,6 +185,7 @@ void test_restore_inherited_identity(void);
 /* unit-parsers.c */
 void test_cpuset_list(void);
 void test_cpuset_mask(void);
+void test_cpuset_wide(void);
 void test_stat_parser(void);
 void test_status_parser(void);
 void test_topology(void);
