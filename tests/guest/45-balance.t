@@ -18,7 +18,8 @@
 #                  CPU >= 75% busy, >= 35% of samples outside P (50% is a
 #                  perfect spread), nr_migrations_soft_spill >= 2.
 #   respect        |P| workers soft P at 100:1 while 500 threads/s without
-#                  affinity churn: >= 95% of samples in P.
+#                  affinity churn: >= 95% of samples in P, median of
+#                  RESPECT_TRIALS (5) windows.
 #   counters       nr_migrations_soft_return and the go_home/balance_return/
 #                  numa_return trace events account for every return; soft_outside_runtime
 #                  agrees with the sampled share outside within 20 points.
@@ -41,6 +42,7 @@ kv() { grep -o "\b$1=[^ ]*" "$2" | head -1 | cut -d= -f2; }
 RETURN_MEDIAN_MS=${RETURN_MEDIAN_MS:-200}
 RETURN_P95_MS=${RETURN_P95_MS:-1000}
 TRIALS=${TRIALS:-20}
+RESPECT_TRIALS=${RESPECT_TRIALS:-5}
 
 [[ -e /proc/self/soft_affinity ]] || skip_all "kernel without soft affinity"
 ncpu=$(nproc)
@@ -170,17 +172,29 @@ le "$diff" 20
 check $? "counters: soft_outside_runtime is ${runtime_share}% of runtime, sampled ${share}% (within 20 points)"
 
 # --- respect under churn ------------------------------------------------------
+# RESPECT_TRIALS windows; the median decides.  The rule may spill a worker
+# when the churn queues on P long enough to load it past the threshold, and
+# then keeps it out up to a second (the return band): one such crossing
+# costs a window 10-20 points, so one window alone says little about the
+# preference (measured on 1x4: 9 of 10 windows at 100%, one at 88%).
 ratio 100 1
-softaff_balance respect -S "$P" -w "$np" -t 4 -c 500 >"$tmp/respect" 2>&1
-rc=$?
-sed 's/^/# respect: /' "$tmp/respect"
-share=$(kv share "$tmp/respect")
+: >"$tmp/respect.all"
+for ((i = 1; i <= RESPECT_TRIALS; i++)); do
+	softaff_balance respect -S "$P" -w "$np" -t 4 -c 500 >"$tmp/respect" 2>&1
+	sed "s/^/# respect $i: /" "$tmp/respect"
+	rshare=$(kv share "$tmp/respect")
+	rrun=$(awk -v o="$(kv soft_outside_runtime "$tmp/respect")" -v t="$(kv se.sum_exec_runtime "$tmp/respect")" \
+		'BEGIN { printf "%.1f", (t > 0 ? 100 * o / t : 100) }')
+	echo "${rshare:-0} $rrun $(kv churn_threads "$tmp/respect")" >>"$tmp/respect.all"
+done
+# median_col COLUMN: the median of that column of respect.all
+median_col() { awk -v c="$1" '{ print $c }' "$tmp/respect.all" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+share=$(median_col 1) runtime_share=$(median_col 2)
+shares=$(awk '{ printf "%s%s", (NR > 1 ? "/" : ""), $1 }' "$tmp/respect.all")
 ge "${share:-0}" 95
-check $? "respect: ${share}% of samples in P at 100:1 with $(kv churn_threads "$tmp/respect") churning threads (>= 95%)"
-runtime_share=$(awk -v o="$(kv soft_outside_runtime "$tmp/respect")" -v t="$(kv se.sum_exec_runtime "$tmp/respect")" \
-	'BEGIN { printf "%.1f", (t > 0 ? 100 * o / t : -1) }')
-le "$runtime_share" 5
-check $? "counters: soft_outside_runtime ${runtime_share}% of the workers' runtime (<= 5%)"
+check $? "respect: median ${share}% of samples in P at 100:1 over $RESPECT_TRIALS windows ($shares) with $(median_col 3) churning threads each (>= 95%)"
+le "${runtime_share:-100}" 5
+check $? "counters: soft_outside_runtime median ${runtime_share}% of the workers' runtime (<= 5%)"
 
 rm -rf "$tmp"
 echo "1..$n"
