@@ -45,6 +45,10 @@ void bench_status(struct topology *topo)
 	d.topo = topo;
 	d.conn_fd = -1;
 	d.node_util = xcalloc(topo->nnodes, sizeof(*d.node_util));
+	/* The daemon owns each rule's softness, which the status reports. */
+	d.soft = softness_rules_new(NULL, NULL, c);
+	if (!d.soft)
+		die("out of memory");
 	d.mgr = mgr_new(&roots, c, AFF_MODE_WRITE, NULL);
 	if (!d.mgr)
 		die("mgr_new failed");
@@ -73,6 +77,7 @@ void bench_status(struct topology *topo)
 	mgr_free(d.mgr);
 	config_free(c);
 	free(d.node_util);
+	free(d.soft);
 	sbuf_free(&d.last_status);
 	sbuf_free(&d.last_json);
 	daemon_status_done(&d);
