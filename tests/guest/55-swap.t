@@ -86,17 +86,23 @@ trial() {
 	} END { printf "%.1f", (all > 0 ? 100 * home / all : 0) }' "$tmp/sample"
 }
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+# trials CMD...: run CMD TRIALS times; sets locs (each result) and m (their
+# median)
+trials() {
+	local t
+	locs=""
+	for ((t = 0; t < TRIALS; t++)); do
+		locs="$locs $("$@")"
+	done
+	m=$(median <<<"$locs")
+}
 
 none=$(trial -N)
 echo "# without a preference: $none% on the instances' nodes"
 for r in "5 4" "100 1"; do
 	read -r a p <<<"$r"
 	ratio "$a" "$p"
-	locs=""
-	for ((t = 0; t < TRIALS; t++)); do
-		locs="$locs $(trial)"
-	done
-	m=$(median <<<"$locs")
+	trials trial
 	if ge "$m" "$MIN_LOC"; then
 		ok "two instances at $a:$p: median $m% of their CPU time on their preferred nodes (trials:$locs; >= $MIN_LOC%; without a preference $none%)"
 	else
@@ -145,11 +151,7 @@ if [[ -w $features ]]; then
 	echo SOFT_AFFINITY_GO_HOME >$features
 fi
 echo "# without going home: $off% of samples on node 0"
-locs=""
-for ((t = 0; t < TRIALS; t++)); do
-	locs="$locs $(neutral)"
-done
-m=$(median <<<"$locs")
+trials neutral
 if ge "$m" "$MIN_NEUTRAL"; then
 	ok "a task preferring node 0 among tasks without a preference at 100:1: median $m% of samples on node 0 (trials:$locs; >= $MIN_NEUTRAL%; without going home $off%)"
 else
