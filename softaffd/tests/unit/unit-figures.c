@@ -10,13 +10,7 @@
 /* /proc/pressure/cpu with "some" total= some_us. */
 static void put_pressure(uint64_t some_us)
 {
-	char buf[256];
-
-	snprintf(buf, sizeof(buf),
-		 "some avg10=0.00 avg60=0.00 avg300=0.00 total=%llu\n"
-		 "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
-		 (unsigned long long)some_us);
-	put_proc("/pressure/cpu", buf);
+	put_proc("/pressure/cpu", psi_text(some_us));
 }
 
 /* Each of pid's first n threads has run ms in all, waited a tenth. */

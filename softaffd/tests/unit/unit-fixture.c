@@ -400,6 +400,35 @@ void put_proc(const char *rel, const char *content)
 	put(path, content);
 }
 
+/* A thread's schedstat, and a sched that counted one spill. */
+void put_sched(int pid, int tid, const char *schedstat,
+	       const char *outside_ms)
+{
+	char rel[128], buf[512];
+
+	snprintf(rel, sizeof(rel), "/%d/task/%d/schedstat", pid, tid);
+	put_proc(rel, schedstat);
+	snprintf(buf, sizeof(buf),
+		 "x (%d, #threads: 1)\n---\n"
+		 "nr_migrations_soft_spill                     :                    1\n"
+		 "soft_outside_runtime                         :          %s\n",
+		 tid, outside_ms);
+	snprintf(rel, sizeof(rel), "/%d/task/%d/sched", pid, tid);
+	put_proc(rel, buf);
+}
+
+/* A PSI file (cpu.pressure, /proc/pressure/cpu) whose "some" total is some_us. */
+const char *psi_text(uint64_t some_us)
+{
+	static char buf[256];
+
+	snprintf(buf, sizeof(buf),
+		 "some avg10=0.00 avg60=0.00 avg300=0.00 total=%llu\n"
+		 "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
+		 (unsigned long long)some_us);
+	return buf;
+}
+
 const char *get_at(const char *root, const char *rel)
 {
 	char path[PATH_MAX];

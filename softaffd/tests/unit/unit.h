@@ -122,6 +122,10 @@ extern struct tsoft tsoft[CONFIG_MAX_RULES];
 extern const struct config *tsoft_cfg;
 void tsample(uint64_t now, bool exact);
 void put_proc(const char *rel, const char *content);
+void put_sched(int pid, int tid, const char *schedstat,
+	       const char *outside_ms);
+/* The text of a PSI file whose "some" total is some_us (static). */
+const char *psi_text(uint64_t some_us);
 const char *get_at(const char *root, const char *rel);
 /* The fake /proc/PID/soft_affinity_ratio of @pid. */
 const char *ratio_of(int pid);
