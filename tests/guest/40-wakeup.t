@@ -15,8 +15,18 @@
 #                                          preference).  Before issue #25
 #                                          the balancer's escape let 1.5-5.4%
 #                                          of samples reach idle CPUs outside.
-#   4 workers soft P, 5:4                  >= 15% outside P, and at least 10
-#                                          points more outside than at 10000:1
+#   4 workers soft P, 1:2                  >= 15% outside P, and at least 10
+#                                          points more outside than at 10000:1:
+#                                          below 1:1 the outside's idle CPUs
+#                                          come before home's locality.  (From
+#                                          1:1 up a task leaves only a full
+#                                          home, none of whose CPUs has idled
+#                                          for 32 ms; these workers sleep, and
+#                                          how often home idles depends on the
+#                                          host's timers under TCG, so 5:4 is
+#                                          only printed; 45-balance.t checks
+#                                          5:4 on a home that CPU-bound
+#                                          workers fill.)
 # The RFC estimator comparison that was here needed the optional patch 99,
 # which v4 of the series dropped: its wakeups no longer decide the node.
 set -u
@@ -81,10 +91,13 @@ if [[ $spills == 0 ]]; then ok "4 workers soft P at 10000:1: no wakeup spill dec
 if ge "$hard" 99; then ok "4 workers soft P at 10000:1: $hard% in P (>= 99%)"; else nok "4 workers soft P at 10000:1: $hard% in P, want >= 99%"; fi
 
 ratio 5 4
+weak=$(measure -w 4 -t 4 -S "$P")
+echo "# 4 workers soft P at 5:4: $weak% in P (not checked: see the header)"
+ratio 1 2
 soft=$(measure -w 4 -t 4 -S "$P")
 out=$(awk -v s="$soft" 'BEGIN { printf "%.1f", 100 - s }')
-if ge "$out" 15; then ok "4 workers soft P at 5:4: $out% outside P (>= 15%)"; else nok "4 workers soft P at 5:4: $out% outside P, want >= 15%"; fi
+if ge "$out" 15; then ok "4 workers soft P at 1:2: $out% outside P (>= 15%)"; else nok "4 workers soft P at 1:2: $out% outside P, want >= 15%"; fi
 gap=$(awk -v a="$hard" -v b="$soft" 'BEGIN { printf "%.1f", a - b }')
-if ge "$gap" 10; then ok "5:4 spills $gap points more than 10000:1 (>= 10)"; else nok "5:4 spills only $gap points more than 10000:1, want >= 10"; fi
+if ge "$gap" 10; then ok "1:2 spills $gap points more than 10000:1 (>= 10)"; else nok "1:2 spills only $gap points more than 10000:1, want >= 10"; fi
 
 echo "1..$n"
