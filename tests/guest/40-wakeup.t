@@ -21,7 +21,7 @@
 #                                          come before home's locality.  (From
 #                                          1:1 up a task leaves only a full
 #                                          home, none of whose CPUs has idled
-#                                          for 32 ms; these workers sleep, and
+#                                          for 64 ms; these workers sleep, and
 #                                          how often home idles depends on the
 #                                          host's timers under TCG, so 5:4 is
 #                                          only printed; 45-balance.t checks
