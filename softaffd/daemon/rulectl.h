@@ -111,6 +111,14 @@ struct rulectl_plan rulectl_plan(const struct rule *r,
 /* Derived figures of a sample, for the law and for --status. */
 double rulectl_wait(const struct rulectl_sample *in);
 double rulectl_outside(const struct rulectl_sample *in);
+/*
+ * The CPUs the rule's tasks ask for at home beyond what home has: what
+ * others run there plus the rule's run and wait time (all of it, as if
+ * none had spilled), less the preferred CPUs.  Negative: home would
+ * hold them all.  For a rule read from its cgroups the wait is one
+ * CPU's stall (cgstat.h), so this is a lower bound.
+ */
+double rulectl_queued_home(const struct rulectl_sample *in);
 
 /*
  * What the CPUs are like for a rule (per CPU, ncpus entries): busy is the
