@@ -152,7 +152,7 @@ enum rulectl_action rulectl_step(const struct rulectl_params *p,
 	 * pair of tasks never asks for more than two CPUs, so a pair on a
 	 * node of two that nobody else uses stays home by construction,
 	 * however much a slow host makes it wait on its wakeups (one
-	 * sample of a TCG guest read 14% and 1.6 CPUs busy).
+	 * sample of a TCG guest read a 14% wait, home over 1.5 CPUs busy).
 	 */
 	queued_home = rulectl_queued_home(in);
 	if (w >= p->soften_wait && spare_out >= p->min_idle &&
