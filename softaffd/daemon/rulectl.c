@@ -54,17 +54,15 @@ double rulectl_wait(const struct rulectl_sample *in)
 
 double rulectl_queued_home(const struct rulectl_sample *in)
 {
-	double iv = (double)in->interval_ns;
-	double own_home, own, others;
+	uint64_t at_home = in->runtime_ns > in->outside_ns
+				   ? in->runtime_ns - in->outside_ns
+				   : 0;
+	double iv = (double)in->interval_ns, own, others;
 
 	if (!in->interval_ns)
 		return 0;
-	own_home = (double)(in->runtime_ns > in->outside_ns ?
-				    in->runtime_ns - in->outside_ns :
-				    0) /
-		   iv;
 	own = (double)(in->runtime_ns + in->delay_ns) / iv;
-	others = in->home_busy - own_home;
+	others = in->home_busy - (double)at_home / iv;
 	return (others > 0 ? others : 0) + own - in->home_cpus;
 }
 
@@ -156,18 +154,16 @@ enum rulectl_action rulectl_step(const struct rulectl_params *p,
 	 */
 	queued_home = rulectl_queued_home(in);
 	if (w >= p->soften_wait && spare_out >= p->min_idle &&
-	    home_idle < p->min_idle && queued_home < p->min_idle) {
-		s->calm = 0;
-		snprintf(reason, reason_size,
-			 "hold: tasks wait %.0f%%, but they ask for %.1f "
-			 "CPUs more than home has (want %.1f)",
-			 w * 100, queued_home > 0 ? queued_home : 0,
-			 p->min_idle);
-		return RULECTL_HOLD;
-	}
-	if (w >= p->soften_wait && spare_out >= p->min_idle &&
 	    home_idle < p->min_idle) {
 		s->calm = 0;
+		if (queued_home < p->min_idle) {
+			snprintf(reason, reason_size,
+				 "hold: tasks wait %.0f%%, but they ask for "
+				 "%.1f CPUs more than home has (want %.1f)",
+				 w * 100, queued_home > 0 ? queued_home : 0,
+				 p->min_idle);
+			return RULECTL_HOLD;
+		}
 		if (s->rung + 1 >= p->nrungs) {
 			snprintf(reason, reason_size,
 				 "softest: tasks wait %.0f%%, %.1f CPUs idle "
@@ -192,8 +188,8 @@ enum rulectl_action rulectl_step(const struct rulectl_params *p,
 	} else if (w < p->harden_wait && u < p->unused_outside) {
 		harden = true;
 		snprintf(reason, reason_size,
-			 "no need: tasks wait %.0f%%, run %.0f%% outside", w * 100,
-			 u * 100);
+			 "no need: tasks wait %.0f%%, run %.0f%% outside",
+			 w * 100, u * 100);
 	}
 	if (!harden) {
 		s->calm = 0;
